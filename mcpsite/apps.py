@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class McpsiteConfig(AppConfig):
+    name = "mcpsite"
+    verbose_name = "MCP site"
+
+    def ready(self) -> None:
+        from mcpsite import signals  # noqa: F401  (connects the receivers)

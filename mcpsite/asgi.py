@@ -1,0 +1,81 @@
+"""The one ASGI entry: ``uvicorn mcpsite.asgi:application``.
+
+MCP paths (``/t/<slug>/mcp`` and its RFC 9728 metadata) go to the tenant's MCP app, the
+lifespan runs the tenant registry and its loops, and everything else goes to Django. Django
+middleware never sees an MCP request; the MCP apps enforce their own transport security.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_application = get_asgi_application()
+
+from starlette.types import Receive, Scope, Send  # noqa: E402
+
+from mcpsite import runtime  # noqa: E402
+from mcpsite.registry import registry  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+_METADATA_PREFIX = "/.well-known/oauth-protected-resource"
+
+
+def tenant_slug(path: str) -> str | None:
+    """``/t/<slug>/mcp`` (or its protected-resource metadata path) -> slug; anything else -> None."""
+    if path.startswith(_METADATA_PREFIX):
+        path = path[len(_METADATA_PREFIX) :]
+    if not path.startswith("/t/"):
+        return None
+    slug, sep, rest = path[3:].partition("/")
+    return slug if sep and rest == "mcp" and slug else None
+
+
+async def _not_found(send: Send, slug: str) -> None:
+    body = json.dumps({"error": "not_found", "error_description": f"no MCP endpoint for tenant {slug!r}"}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 404,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(scope: Scope, receive: Receive, send: Send) -> None:
+    await receive()  # lifespan.startup
+    started = False
+    try:
+        async with runtime.running():
+            await send({"type": "lifespan.startup.complete"})
+            started = True
+            await receive()  # lifespan.shutdown
+    except Exception as exc:
+        logger.exception("lifespan failed")
+        await send({"type": "lifespan.shutdown.failed" if started else "lifespan.startup.failed", "message": str(exc)})
+        return
+    await send({"type": "lifespan.shutdown.complete"})
+
+
+async def application(scope: Scope, receive: Receive, send: Send) -> None:
+    kind = scope["type"]
+    if kind == "http":
+        slug = tenant_slug(scope["path"])
+        if slug is not None:
+            tenant = registry.get(slug)
+            if tenant is None:
+                await _not_found(send, slug)
+            else:
+                await tenant.app(scope, receive, send)
+            return
+    elif kind == "lifespan":
+        await _lifespan(scope, receive, send)
+        return
+    await django_application(scope, receive, send)

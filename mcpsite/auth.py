@@ -1,0 +1,116 @@
+"""Bearer tokens from django-oauth-toolkit, verified for the MCP SDK.
+
+Verified tokens are kept in a per-process cache so the hot path does not query. A token
+changed or revoked in the database is evicted from every process by a broadcast
+(`token.changed`); if that broadcast is lost, the cache entry still expires after
+``MCPSITE["TOKEN_CACHE_SECONDS"]``, the stated revocation bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.utils import timezone
+from mcp.server.auth.provider import AccessToken
+from oauth2_provider.models import AccessToken as StoredToken
+
+logger = logging.getLogger(__name__)
+
+
+def token_checksum(token: str) -> str:
+    """The lookup key django-oauth-toolkit stores (sha256 of the raw token)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class VerifiedToken:
+    client_id: str
+    subject: str | None
+    scopes: tuple[str, ...]
+    resources: tuple[str, ...]
+    expires_at: int
+    cached_until: float
+
+
+class TokenCache:
+    """checksum -> `VerifiedToken`, shared by every tenant's verifier in this process."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, VerifiedToken] = {}
+
+    def get(self, checksum: str) -> VerifiedToken | None:
+        entry = self._entries.get(checksum)
+        if entry is None:
+            return None
+        if entry.cached_until <= time.monotonic() or entry.expires_at <= time.time():
+            self._entries.pop(checksum, None)
+            return None
+        return entry
+
+    def put(self, checksum: str, entry: VerifiedToken) -> None:
+        if len(self._entries) > 100_000:  # bounded: a flood of distinct tokens cannot grow it forever
+            self._entries.clear()
+        self._entries[checksum] = entry
+
+    def evict(self, checksum: str) -> None:
+        self._entries.pop(checksum, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+tokens = TokenCache()
+
+
+def _load(checksum: str) -> VerifiedToken | None:
+    stored = (
+        StoredToken.objects.select_related("application")
+        .filter(token_checksum=checksum, expires__gt=timezone.now())
+        .first()
+    )
+    if stored is None or stored.application is None:
+        return None
+    return VerifiedToken(
+        client_id=stored.application.client_id,
+        subject=str(stored.user_id) if stored.user_id is not None else None,
+        scopes=tuple(stored.scope.split()),
+        resources=tuple(stored.resource or ()),
+        expires_at=int(stored.expires.timestamp()),
+        cached_until=time.monotonic() + settings.MCPSITE["TOKEN_CACHE_SECONDS"],
+    )
+
+
+class TenantTokenVerifier:
+    """The SDK `TokenVerifier` for one tenant: (client id, issuer, subject) from a DOT token.
+
+    `AccessToken.resource` is reported only when the token was issued for this tenant's
+    resource URL; the SDK's bearer middleware (``validate_token_resource``) refuses the rest.
+    """
+
+    def __init__(self, *, resource_url: str, issuer: str) -> None:
+        self.resource_url = resource_url
+        self.issuer = issuer
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        checksum = token_checksum(token)
+        entry = tokens.get(checksum)
+        if entry is None:
+            entry = await database_sync_to_async(_load)(checksum)
+            if entry is None:
+                logger.info("bearer token refused: unknown, revoked or expired")
+                return None
+            tokens.put(checksum, entry)
+        return AccessToken(
+            token=token,
+            client_id=entry.client_id,
+            scopes=list(entry.scopes),
+            expires_at=entry.expires_at,
+            resource=self.resource_url if self.resource_url in entry.resources else None,
+            subject=entry.subject,
+            claims={"iss": self.issuer},
+        )

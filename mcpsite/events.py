@@ -1,0 +1,67 @@
+"""Cross-process events on the channel layer: one broadcast group every process listens on.
+
+Publishers call `publish_on_commit` from inside their transaction; the event leaves only if the
+transaction commits. Listeners are the ASGI lifespan's `listen()` loop. A lost event is not fatal:
+every cache that an event invalidates is also refreshed by a poll or expires on its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+GROUP = "mcpsite.broadcast"
+
+Event = dict[str, Any]
+Handler = Callable[[Event], Awaitable[None]]
+
+
+async def apublish(event: Event) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        await layer.group_send(GROUP, event)
+
+
+def publish(event: Event) -> None:
+    """Send now (sync). Failures are logged: the receivers' polls and TTLs cover a lost event."""
+    try:
+        async_to_sync(apublish)(event)
+    except Exception:
+        logger.exception("could not publish %s; receivers will converge by polling", event.get("type"))
+
+
+def publish_on_commit(event: Event) -> None:
+    transaction.on_commit(lambda: publish(event))
+
+
+async def listen(handlers: dict[str, Handler], *, ready: Callable[[], None] | None = None) -> None:
+    """Receive broadcast events forever and dispatch them by ``type``."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    channel = await layer.new_channel()
+    await layer.group_add(GROUP, channel)
+    if ready is not None:
+        ready()
+    try:
+        while True:
+            event = await layer.receive(channel)
+            handler = handlers.get(event.get("type", ""))
+            if handler is None:
+                continue
+            try:
+                await handler(event)
+            except Exception:
+                logger.exception("handler for %s failed", event.get("type"))
+    finally:
+        try:
+            await layer.group_discard(GROUP, channel)
+        except Exception:  # shutting down; the group entry expires by itself
+            pass

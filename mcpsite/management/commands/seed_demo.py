@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from mcpsite import services
+from mcpsite.models import Tenant
+from tools_app.models import File, Folder
+
+DEMO_FOLDERS = {"/tmp/empty": [], "/tmp/project": ["main.py", "README.md"]}
+
+
+class Command(BaseCommand):
+    help = "Create (idempotently) the demo tenant, its folders, the demo user and a minting key; print URL and token."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        with transaction.atomic():
+            tenant, _ = Tenant.objects.get_or_create(slug="demo", defaults={"name": "Demo", "toolsets": ["demo"]})
+            if "demo" not in tenant.toolsets:
+                tenant.toolsets = [*tenant.toolsets, "demo"]
+                tenant.save(update_fields=["toolsets", "updated_at"])
+            user, created = get_user_model().objects.get_or_create(username="demo")
+            if created:
+                user.set_unusable_password()
+                user.save()
+            tenant.members.add(user)
+            for path, files in DEMO_FOLDERS.items():
+                folder, _ = Folder.objects.get_or_create(tenant=tenant, path=path)
+                for name in files:
+                    File.objects.get_or_create(folder=folder, name=name)
+            key = services.keyring_ensure_minting()
+            token = services.token_issue(tenant=tenant, user=user)
+        self.stdout.write(f"requestState minting key: {key.kid}")
+        self.stdout.write(f"MCP URL: {tenant.resource_url()}")
+        self.stdout.write(f"Bearer token (user demo): {token.token}")

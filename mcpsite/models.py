@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+
+
+class TenantQuerySet(models.QuerySet["Tenant"]):
+    def served(self) -> TenantQuerySet:
+        return self.filter(enabled=True)
+
+
+class Tenant(models.Model):
+    """A customer: its own MCP endpoint at ``/t/<slug>/mcp`` with the toolsets it enabled."""
+
+    slug = models.SlugField(
+        max_length=63,
+        unique=True,
+        validators=[RegexValidator(r"^[a-z0-9][a-z0-9-]*$", "Lowercase letters, digits and hyphens.")],
+    )
+    name = models.CharField(max_length=200)
+    enabled = models.BooleanField(default=True, help_text="Disabled tenants answer 404.")
+    public = models.BooleanField(
+        default=False,
+        help_text="No sign-in required (fixtures only); requestState is then not bound to a principal.",
+    )
+    toolsets = models.JSONField(default=list, blank=True, help_text="Names of the toolsets this tenant serves.")
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="tenants")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def mcp_path(self) -> str:
+        return f"/t/{self.slug}/mcp"
+
+    def resource_url(self, site_root: str | None = None) -> str:
+        """The RFC 8707 resource (and RFC 9728 resource identifier) of this tenant's endpoint."""
+        return f"{(site_root or settings.SITE_ROOT).rstrip('/')}{self.mcp_path}"
+
+    @property
+    def audience(self) -> str:
+        """The tenant's MCP server name, which is also its requestState audience."""
+        return f"mcpsite:{self.slug}"
+
+
+class RequestStateKey(models.Model):
+    """One AES-256-GCM key of the requestState key ring.
+
+    Rotation: add (verifying) -> promote (minting; the old minting key becomes verifying) ->
+    retire one TTL later. Material is generated server-side and stored encrypted under the
+    key-encryption key; nothing ever displays it.
+    """
+
+    class Phase(models.TextChoices):
+        VERIFYING = "verifying", "verifying"
+        MINTING = "minting", "minting"
+        RETIRED = "retired", "retired"
+
+    kid = models.CharField("key id", max_length=16, unique=True, editable=False)
+    phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.VERIFYING)
+    material = models.BinaryField(editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    minting_since = models.DateTimeField(null=True, blank=True, editable=False)
+    minting_until = models.DateTimeField(null=True, blank=True, editable=False)
+    retired_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["phase"], condition=Q(phase="minting"), name="one_minting_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kid} ({self.phase})"

@@ -1,0 +1,171 @@
+"""The tenant registry: one running `MCPServer` per enabled tenant, built from the database.
+
+The hot path (`TenantRegistry.get`) is a dict lookup. The registry is rebuilt from the database
+when a tenant changes (broadcast) and on the poll, so a tenant created, changed or disabled in
+the admin is served, rebuilt or dropped without a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from channels.db import database_sync_to_async
+from django.conf import settings
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.request_state import RequestStateSecurity
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp
+
+from mcpsite.auth import TenantTokenVerifier
+from mcpsite.keyring import ring
+from mcpsite.tenancy import TenantInfo
+
+logger = logging.getLogger(__name__)
+
+# How long a replaced tenant server keeps running, so requests already inside it can finish.
+REPLACED_SERVER_GRACE_SECONDS = 30.0
+
+
+def load_tenants() -> dict[str, TenantInfo]:
+    from mcpsite.models import Tenant
+
+    return {
+        t.slug: TenantInfo(
+            id=t.pk,
+            slug=t.slug,
+            name=t.name,
+            public=t.public,
+            toolsets=tuple(t.toolsets or ()),
+            version=t.updated_at.isoformat(),
+        )
+        for t in Tenant.objects.served()
+    }
+
+
+def transport_security() -> TransportSecuritySettings:
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(settings.MCPSITE["MCP_ALLOWED_HOSTS"]),
+        allowed_origins=list(settings.MCPSITE["MCP_ALLOWED_ORIGINS"]),
+    )
+
+
+def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
+    """The tenant's `MCPServer` and its Streamable HTTP app (both protocol generations)."""
+    from tools_app.discovery import toolsets
+
+    mcpsite = settings.MCPSITE
+    resource_url = f"{settings.SITE_ROOT}/t/{info.slug}/mcp"
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[TenantInfo]) -> AsyncIterator[TenantInfo]:
+        yield info
+
+    auth_kwargs: dict[str, Any] = {}
+    if not info.public:
+        auth_kwargs = {
+            "token_verifier": TenantTokenVerifier(resource_url=resource_url, issuer=mcpsite["ISSUER"]),
+            "auth": AuthSettings(
+                issuer_url=mcpsite["ISSUER"],
+                resource_server_url=resource_url,
+                required_scopes=["mcp"],
+                validate_token_resource=True,
+            ),
+        }
+    server: MCPServer[TenantInfo] = MCPServer(
+        name=info.audience,
+        title=info.name,
+        lifespan=lifespan,
+        request_state_security=RequestStateSecurity(
+            codec=ring, ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
+        ),
+        log_level=settings.LOGGING["root"]["level"],
+        **auth_kwargs,
+    )
+    for name in info.toolsets:
+        toolset = toolsets.get(name)
+        if toolset is None:
+            logger.warning("tenant %s enables unknown toolset %r; skipped", info.slug, name)
+            continue
+        toolset.install(server)
+    app = server.streamable_http_app(
+        streamable_http_path=f"/t/{info.slug}/mcp",
+        transport_security=transport_security(),
+        max_request_body_size=mcpsite["MAX_REQUEST_BODY"],
+    )
+    return server, app
+
+
+@dataclass
+class TenantServer:
+    info: TenantInfo
+    server: MCPServer[TenantInfo]
+    app: ASGIApp
+    stop: anyio.Event = field(default_factory=anyio.Event)
+
+
+class TenantRegistry:
+    def __init__(self) -> None:
+        self._servers: dict[str, TenantServer] = {}
+        self._task_group: TaskGroup | None = None
+        self._lock = anyio.Lock()
+
+    def get(self, slug: str) -> TenantServer | None:
+        return self._servers.get(slug)
+
+    @property
+    def slugs(self) -> list[str]:
+        return sorted(self._servers)
+
+    async def start(self, task_group: TaskGroup) -> None:
+        self._task_group = task_group
+        await self.refresh()
+
+    async def refresh(self) -> None:
+        infos = await database_sync_to_async(load_tenants)()
+        await self.apply(infos)
+
+    async def apply(self, infos: dict[str, TenantInfo]) -> None:
+        assert self._task_group is not None, "start() the registry inside the lifespan first"
+        async with self._lock:
+            for slug, info in infos.items():
+                current = self._servers.get(slug)
+                if current is not None and current.info == info:
+                    continue
+                try:
+                    server, app = build_server(info)
+                except Exception:
+                    logger.exception("tenant %s could not be built; still serving its previous version", slug)
+                    continue
+                replacement = TenantServer(info=info, server=server, app=app)
+                try:
+                    await self._task_group.start(self._run, replacement)
+                except Exception:
+                    logger.exception("tenant %s could not be started; still serving its previous version", slug)
+                    continue
+                self._servers[slug] = replacement
+                logger.info("tenant %s served at /t/%s/mcp (toolsets: %s)", slug, slug, ", ".join(info.toolsets))
+                if current is not None:
+                    self._task_group.start_soon(self._retire, current)
+            for slug in set(self._servers) - set(infos):
+                logger.info("tenant %s is no longer served", slug)
+                self._task_group.start_soon(self._retire, self._servers.pop(slug), 0.0)
+
+    async def _run(self, tenant: TenantServer, *, task_status: TaskStatus[None]) -> None:
+        async with tenant.server.session_manager.run():
+            task_status.started()
+            await tenant.stop.wait()
+
+    async def _retire(self, tenant: TenantServer, grace: float = REPLACED_SERVER_GRACE_SECONDS) -> None:
+        await anyio.sleep(grace)
+        tenant.stop.set()
+
+
+registry = TenantRegistry()

@@ -1,0 +1,73 @@
+"""What every serving process runs beside the requests: the tenant registry, the key ring, and
+the loops that keep them current (broadcast listener and the fallback poll)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from mcpsite import events
+from mcpsite.auth import tokens
+from mcpsite.keyring import ring
+from mcpsite.registry import registry
+
+logger = logging.getLogger(__name__)
+
+
+async def _on_keyring_changed(_: events.Event) -> None:
+    await database_sync_to_async(ring.reload)()
+
+
+async def _on_tenants_changed(_: events.Event) -> None:
+    await registry.refresh()
+
+
+async def _on_token_changed(event: events.Event) -> None:
+    tokens.evict(str(event.get("checksum", "")))
+
+
+HANDLERS: dict[str, events.Handler] = {
+    "keyring.changed": _on_keyring_changed,
+    "tenants.changed": _on_tenants_changed,
+    "token.changed": _on_token_changed,
+}
+
+
+async def _poll(interval: float) -> None:
+    """The fallback that bounds convergence when a broadcast is lost (or never crossed processes)."""
+    while True:
+        await anyio.sleep(interval)
+        try:
+            await database_sync_to_async(ring.reload)()
+            await registry.refresh()
+        except Exception:
+            logger.exception("poll failed; retrying in %.0fs", interval)
+
+
+async def _listen() -> None:
+    while True:
+        try:
+            await events.listen(HANDLERS)
+        except Exception:
+            logger.exception("broadcast listener failed; reconnecting")
+            await anyio.sleep(1.0)
+
+
+@asynccontextmanager
+async def running() -> AsyncIterator[None]:
+    await database_sync_to_async(ring.reload)()
+    if ring.minting_kid is None:
+        logger.error("the requestState key ring has no minting key: tools that ask questions will fail")
+    async with anyio.create_task_group() as tg:
+        await registry.start(tg)
+        tg.start_soon(_listen)
+        tg.start_soon(_poll, settings.MCPSITE["POLL_SECONDS"])
+        try:
+            yield
+        finally:
+            tg.cancel_scope.cancel()

@@ -1,0 +1,206 @@
+"""mcpsite settings, configured from the environment.
+
+The embedded default (no variables set) runs on one machine: SQLite, the in-memory
+channel layer and an in-process Celery. Deployed, set ``MCPSITE_DATABASE_URL``
+(PostgreSQL) and ``MCPSITE_REDIS_URL`` (channel layer and Celery broker).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MCPSITE_VAR_DIR", BASE_DIR / "var"))
+
+log = logging.getLogger("mcpsite.settings")
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+def env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    return default if value is None else [item.strip() for item in value.split(",") if item.strip()]
+
+
+def database_from_url(url: str) -> dict[str, object]:
+    """``postgres://user:pass@host:port/name?host=/socket/dir`` or ``sqlite:///path``."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": parts.path[1:] or ":memory:"}
+    if parts.scheme not in {"postgres", "postgresql"}:
+        raise ValueError(f"MCPSITE_DATABASE_URL: unsupported scheme {parts.scheme!r}")
+    query = dict(item.split("=", 1) for item in parts.query.split("&") if "=" in item)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parts.path.lstrip("/")),
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": unquote(query.get("host", parts.hostname or "")),
+        "PORT": str(parts.port or ""),
+        "CONN_MAX_AGE": None,
+        "CONN_HEALTH_CHECKS": True,
+    }
+
+
+def embedded_secret_key() -> str:
+    """The embedded default keeps a generated key in ``var/`` so restarts keep sessions and the key ring."""
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+DEBUG = env_bool("MCPSITE_DEBUG", False)
+PORT = env_int("PORT", 8000)
+SITE_ROOT = env_str("MCPSITE_SITE_ROOT", f"http://127.0.0.1:{PORT}").rstrip("/")
+_site = urlsplit(SITE_ROOT)
+
+SECRET_KEY = env_str("MCPSITE_SECRET_KEY") or embedded_secret_key()
+ALLOWED_HOSTS = env_list("MCPSITE_ALLOWED_HOSTS", [_site.hostname or "127.0.0.1", "127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = [SITE_ROOT]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "oauth2_provider",
+    "rest_framework",
+    "mcpsite",
+    "tools_app",
+    "approvals",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "mcpsite.urls"
+ASGI_APPLICATION = "mcpsite.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_database_url = env_str("MCPSITE_DATABASE_URL")
+if _database_url:
+    DATABASES = {"default": database_from_url(_database_url)}
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "db.sqlite3",
+            # The MCP endpoint and the admin write from several threads; wait rather than fail.
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("MCPSITE_REDIS_URL")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("MCPSITE_CHANNEL_PREFIX", "mcpsite")},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Celery: Redis when deployed; the embedded default runs tasks in-process (no broker server).
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_IGNORE_RESULT = True
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+LOGIN_URL = "/admin/login/"
+
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Call this tenant's MCP tools"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600),
+    "PKCE_REQUIRED": True,
+}
+
+# Everything specific to mcpsite, in one place.
+MCPSITE = {
+    # The OAuth issuer named in every principal (client, issuer, subject).
+    "ISSUER": env_str("MCPSITE_ISSUER", SITE_ROOT),
+    # Key-encryption key for requestState key material at rest (32+ bytes of secret randomness).
+    "KEY_ENCRYPTION_KEY": env_str("MCPSITE_KEY_ENCRYPTION_KEY"),
+    # Lifetime of a sealed requestState (seconds).
+    "REQUEST_STATE_TTL": env_float("MCPSITE_REQUEST_STATE_TTL", 600.0),
+    # Fallback poll: every process reloads the key ring and tenants at least this often, so a
+    # change reaches every process within this bound even if a broadcast is lost.
+    "POLL_SECONDS": env_float("MCPSITE_POLL_SECONDS", 5.0),
+    # A verified token is trusted from memory for at most this long; revocations are broadcast,
+    # and this is the bound when a broadcast is lost.
+    "TOKEN_CACHE_SECONDS": env_float("MCPSITE_TOKEN_CACHE_SECONDS", 30.0),
+    # Largest MCP request body accepted (bytes); larger gets 413.
+    "MAX_REQUEST_BODY": env_int("MCPSITE_MAX_REQUEST_BODY", 1024 * 1024),
+    # Host and Origin headers the MCP endpoints accept (DNS-rebinding protection).
+    "MCP_ALLOWED_HOSTS": env_list(
+        "MCPSITE_MCP_ALLOWED_HOSTS", [_site.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"]
+    ),
+    "MCP_ALLOWED_ORIGINS": env_list(
+        "MCPSITE_MCP_ALLOWED_ORIGINS",
+        [SITE_ROOT, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    ),
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("MCPSITE_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,188 @@
+"""The shared cast and the live servers.
+
+Session data (tenants, users, the key ring) is committed once into the test database, so real
+uvicorn processes see it. Live tests are plain sync tests that drive real clients with
+`anyio.run`; the ORM stays on the test's own thread.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.db import connection, connections
+
+from mcpsite import services
+from mcpsite.models import Tenant
+from tools_app.models import File, Folder
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_test_environment: None, django_db_blocker: Any) -> Iterator[None]:
+    """Create the test database and commit the cast into it (pytest-django only creates it for
+    tests marked ``django_db``, and those run inside a transaction no server could see)."""
+    from django.test.utils import setup_databases, teardown_databases
+
+    with django_db_blocker.unblock():
+        databases = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+        User = get_user_model()
+        alice = User.objects.create_user("alice", password="alice-password-1")
+        bob = User.objects.create_user("bob", password="bob-password-1")
+        mallory = User.objects.create_user("mallory", password="mallory-password-1")
+        User.objects.create_superuser("staff", password="staff-password-1")
+        demo = Tenant.objects.create(slug="demo", name="Demo", toolsets=["demo"])
+        demo.members.add(alice, bob)
+        other = Tenant.objects.create(slug="other", name="Other", toolsets=["demo"])
+        other.members.add(mallory)
+        Tenant.objects.create(slug="open", name="Open fixtures", toolsets=["demo"], public=True)
+        services.keyring_ensure_minting()
+    yield
+    with django_db_blocker.unblock():
+        connections.close_all()
+        teardown_databases(databases, verbosity=0)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def database_url() -> str:
+    """The test database (pytest-django's ``test_`` copy) as a URL a server process can use."""
+    s = connection.settings_dict
+    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
+
+
+@dataclass
+class LiveServer:
+    """A real uvicorn process serving ``mcpsite.asgi:application`` on loopback."""
+
+    port: int
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    _log_offset: int = field(default=0)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def mcp_url(self, slug: str = "demo") -> str:
+        return f"{self.url}/t/{slug}/mcp"
+
+    def start(self) -> LiveServer:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "mcpsite.asgi:application", "--port", str(self.port), "--no-access-log"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited early:\n{self.log()}")
+            try:
+                if httpx2.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx2.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"server did not start:\n{self.log()}")
+
+    def stop(self, *, kill: bool = False) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill() if kill else self.process.terminate()
+            self.process.wait(timeout=15)
+        self.process = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def mark_log(self) -> None:
+        """Later `wait_for_log` calls only look at lines written after this point."""
+        self._log_offset = self.log_path.stat().st_size
+
+    def wait_for_log(self, text: str, timeout: float = 10.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            tail = self.log_path.read_bytes()[self._log_offset :].decode(errors="replace")
+            if text in tail:
+                return tail
+            time.sleep(0.05)
+        raise AssertionError(f"{text!r} not logged within {timeout}s; log since mark:\n{tail}")
+
+
+@pytest.fixture(scope="session")
+def server_factory(
+    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[..., LiveServer]]:
+    started: list[LiveServer] = []
+
+    def make(port: int | None = None, **env: str) -> LiveServer:
+        port = port or free_port()
+        full_env = {
+            **os.environ,
+            "PORT": str(port),
+            "MCPSITE_SITE_ROOT": f"http://127.0.0.1:{port}",
+            "MCPSITE_DATABASE_URL": database_url(),
+            **env,
+        }
+        server = LiveServer(port=port, env=full_env, log_path=tmp_path_factory.mktemp("server") / "server.log")
+        started.append(server)
+        return server.start()
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def live(server_factory: Callable[..., LiveServer]) -> LiveServer:
+    """The suite's shared server."""
+    return server_factory()
+
+
+@pytest.fixture
+def cast(django_db_blocker: Any) -> Iterator[Cast]:
+    with django_db_blocker.unblock():
+        yield Cast()
+
+
+class Cast:
+    """alice and bob share tenant `demo`; mallory is at tenant `other`. Writes here are committed."""
+
+    def user(self, name: str) -> AbstractUser:
+        return get_user_model().objects.get(username=name)  # type: ignore[no-any-return]
+
+    def tenant(self, slug: str) -> Tenant:
+        return Tenant.objects.get(slug=slug)
+
+    def token(self, server: LiveServer, name: str = "alice", slug: str = "demo", **kwargs: Any) -> str:
+        tenant = self.tenant(slug)
+        return services.token_issue(tenant=tenant, user=self.user(name), site_root=server.url, **kwargs).token
+
+    def folder(self, files: list[str], slug: str = "demo") -> str:
+        path = f"/tmp/{uuid.uuid4().hex[:8]}"
+        folder = Folder.objects.create(tenant=self.tenant(slug), path=path)
+        File.objects.bulk_create(File(folder=folder, name=name) for name in files)
+        return path
+
+    def folder_exists(self, path: str, slug: str = "demo") -> bool:
+        return Folder.objects.filter(tenant__slug=slug, path=path).exists()

@@ -1,0 +1,56 @@
+"""Real SDK clients for the live tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import ElicitRequestParams, ElicitResult
+
+MODES = ["2026-07-28", "legacy"]
+
+Answer = Callable[[ElicitRequestParams], ElicitResult]
+
+
+def answering(answer: Answer, asked: list[str] | None = None) -> Callable[..., Awaitable[ElicitResult]]:
+    async def callback(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        if asked is not None:
+            asked.append(params.message)
+        return answer(params)
+
+    return callback
+
+
+def accept(**content: Any) -> Answer:
+    return lambda params: ElicitResult(action="accept", content=content)
+
+
+def never(params: ElicitRequestParams) -> ElicitResult:
+    raise AssertionError(f"unexpected question: {params.message}")
+
+
+@asynccontextmanager
+async def connect(
+    url: str,
+    token: str | None = None,
+    *,
+    mode: str = "2026-07-28",
+    answer: Answer = never,
+    asked: list[str] | None = None,
+) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0))
+    async with http, Client(
+        streamable_http_client(url, http_client=http),
+        mode=mode,
+        elicitation_callback=answering(answer, asked),
+    ) as client:
+        yield client
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)

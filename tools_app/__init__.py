@@ -1,0 +1,1 @@
+"""The tool-authoring framework. Tool modules import what they need from `tools_app.toolsets`."""

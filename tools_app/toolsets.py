@@ -1,0 +1,141 @@
+"""Toolsets: one module of tools, prompts and resources that a tenant can enable.
+
+A tool author writes plain SDK-style functions with resolver-style dependencies and registers
+them on a module-level ``toolset``; `tools_app` discovers the module (like ``admin.py``) and each
+tenant's `MCPServer` installs the toolsets the tenant enabled. Nobody here builds protocol
+messages by hand.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit as SdkElicit
+from mcp.server.mcpserver.resolve import build_resolver_plans, find_resolved_parameters, resolve_arguments
+from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
+from mcp_types import InputRequiredResult
+from pydantic import BaseModel
+
+from mcpsite.tenancy import TenantInfo
+from tools_app.secrets import check_form_schema, check_resolvers
+
+F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound=BaseModel)
+
+_CONTEXT_PARAM = "mcpsite_context"
+
+
+class Elicit(SdkElicit[M]):
+    """The SDK's form `Elicit`, refusing at construction a schema that asks for a secret."""
+
+    def __init__(self, message: str, schema: type[M]) -> None:
+        check_form_schema(schema, where=f"Elicit({message!r})")
+        super().__init__(message, schema)
+
+
+def tenant_of(ctx: Context[Any, Any]) -> TenantInfo:
+    """The tenant whose endpoint is serving this request."""
+    state = ctx.request_context.lifespan_context
+    if not isinstance(state, TenantInfo):
+        raise RuntimeError("not running inside a tenant's MCP server")
+    return state
+
+
+@dataclass
+class _Entry:
+    kind: str  # "tool" | "prompt" | "resource"
+    fn: Callable[..., Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+class Toolset:
+    def __init__(self, name: str | None = None, *, description: str = "") -> None:
+        self.name = name or ""  # discovery fills in the module name
+        self.description = description
+        self._entries: list[_Entry] = []
+
+    def __repr__(self) -> str:
+        return f"<Toolset {self.name}>"
+
+    def tool(self, name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
+        """Register a tool; takes the keyword arguments of `MCPServer.tool()`."""
+
+        def decorator(fn: F) -> F:
+            check_resolvers(fn, where=f"tool {name or fn.__name__!r}")
+            self._entries.append(_Entry("tool", fn, {"name": name, **kwargs}))
+            return fn
+
+        return decorator
+
+    def prompt(self, name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
+        """Register a prompt; unlike the SDK's, it may take `Annotated[T, Resolve(fn)]` parameters."""
+
+        def decorator(fn: F) -> F:
+            check_resolvers(fn, where=f"prompt {name or fn.__name__!r}")
+            self._entries.append(_Entry("prompt", _with_resolvers(fn), {"name": name or fn.__name__, **kwargs}))
+            return fn
+
+        return decorator
+
+    def resource(self, uri: str, **kwargs: Any) -> Callable[[F], F]:
+        """Register a resource or resource template; takes the arguments of `MCPServer.resource()`."""
+
+        def decorator(fn: F) -> F:
+            self._entries.append(_Entry("resource", fn, {"uri": uri, **kwargs}))
+            return fn
+
+        return decorator
+
+    def install(self, server: MCPServer[Any]) -> None:
+        for entry in self._entries:
+            if entry.kind == "tool":
+                server.add_tool(entry.fn, **entry.kwargs)
+            elif entry.kind == "prompt":
+                server.prompt(**entry.kwargs)(entry.fn)
+            else:
+                kwargs = dict(entry.kwargs)
+                server.resource(kwargs.pop("uri"), **kwargs)(entry.fn)
+
+
+def _with_resolvers(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a prompt so its `Resolve(...)` parameters are filled like a tool's.
+
+    The SDK runs resolvers for tools only; prompts get the same behaviour by resolving in a
+    wrapper through the SDK's own public `resolve_arguments` (so both generations work: an
+    `InputRequiredResult` at 2026-07-28, a back-channel elicitation at 2025-11-25).
+    """
+    resolved = find_resolved_parameters(fn)
+    if not resolved:
+        return fn
+    hints = typing.get_type_hints(fn, include_extras=True)
+    own_context = find_context_parameter(fn)
+    signature = inspect.signature(fn)
+    visible = [p for n, p in signature.parameters.items() if n not in resolved and n != own_context]
+    plans = build_resolver_plans(resolved, {p.name for p in visible})
+
+    async def wrapper(**kwargs: Any) -> Any:
+        ctx = kwargs.pop(_CONTEXT_PARAM)
+        values = await resolve_arguments(resolved, plans, kwargs, ctx)
+        if isinstance(values, InputRequiredResult):
+            return values
+        if own_context is not None:
+            kwargs[own_context] = ctx
+        result = fn(**kwargs, **values)
+        return await result if inspect.isawaitable(result) else result
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__module__ = fn.__module__
+    context_param = inspect.Parameter(_CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p.replace(annotation=hints.get(p.name, p.annotation)) for p in visible] + [context_param],
+        return_annotation=inspect.Signature.empty,
+    )
+    wrapper.__annotations__ = {p.name: hints.get(p.name, Any) for p in visible} | {_CONTEXT_PARAM: Context}
+    return wrapper
