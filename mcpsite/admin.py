@@ -46,8 +46,7 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
 
     list_display = ["kid", "phase", "created_at", "minting_since", "minting_until", "retired_at"]
     list_filter = ["phase"]
-    fields = ["kid", "phase", "created_at", "minting_since", "minting_until", "retired_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("kid", "phase", "created_at", "minting_since", "minting_until", "retired_at")
     actions = ["promote", "retire"]
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:

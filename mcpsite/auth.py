@@ -14,10 +14,11 @@ import time
 from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.utils import timezone
 from mcp.server.auth.provider import AccessToken
 from oauth2_provider.models import AccessToken as StoredToken
+
+from mcpsite.conf import mcpsite_settings
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ def _load(checksum: str) -> VerifiedToken | None:
         scopes=tuple(stored.scope.split()),
         resources=tuple(stored.resource or ()),
         expires_at=int(stored.expires.timestamp()),
-        cached_until=time.monotonic() + settings.MCPSITE["TOKEN_CACHE_SECONDS"],
+        cached_until=time.monotonic() + mcpsite_settings()["TOKEN_CACHE_SECONDS"],
     )
 
 

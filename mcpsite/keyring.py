@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from mcp.server.request_state import InvalidRequestState
 
+from mcpsite.conf import mcpsite_settings
+
 logger = logging.getLogger(__name__)
 
 _PREFIX = "k1."
@@ -53,7 +55,7 @@ def key_encryption_key() -> AESGCM:
     """AES-GCM under the key-encryption key from the environment (or derived, embedded default)."""
     global _kek_cache
     if _kek_cache is None:
-        configured = settings.MCPSITE["KEY_ENCRYPTION_KEY"]
+        configured = mcpsite_settings()["KEY_ENCRYPTION_KEY"]
         if configured:
             secret = configured.encode()
         else:

@@ -21,6 +21,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 from starlette.types import ASGIApp
 
 from mcpsite.auth import TenantTokenVerifier
@@ -73,8 +74,8 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         auth_kwargs = {
             "token_verifier": TenantTokenVerifier(resource_url=resource_url, issuer=mcpsite["ISSUER"]),
             "auth": AuthSettings(
-                issuer_url=mcpsite["ISSUER"],
-                resource_server_url=resource_url,
+                issuer_url=AnyHttpUrl(mcpsite["ISSUER"]),
+                resource_server_url=AnyHttpUrl(resource_url),
                 required_scopes=["mcp"],
                 validate_token_resource=True,
             ),
@@ -86,7 +87,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         request_state_security=RequestStateSecurity(
             codec=ring, ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
         ),
-        log_level=settings.LOGGING["root"]["level"],
+        log_level=settings.LOG_LEVEL,
         **auth_kwargs,
     )
     for name in info.toolsets:

@@ -9,10 +9,10 @@ from contextlib import asynccontextmanager
 
 import anyio
 from channels.db import database_sync_to_async
-from django.conf import settings
 
 from mcpsite import events
 from mcpsite.auth import tokens
+from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import ring
 from mcpsite.registry import registry
 
@@ -66,7 +66,7 @@ async def running() -> AsyncIterator[None]:
     async with anyio.create_task_group() as tg:
         await registry.start(tg)
         tg.start_soon(_listen)
-        tg.start_soon(_poll, settings.MCPSITE["POLL_SECONDS"])
+        tg.start_soon(_poll, mcpsite_settings()["POLL_SECONDS"])
         try:
             yield
         finally:

@@ -97,7 +97,7 @@ def token_issue(
     """A bearer token for `user` at `tenant`'s MCP endpoint (RFC 8707: bound to its resource URL)."""
     if not tenant.members.filter(pk=user.pk).exists():
         raise TenantMembershipRequired(tenant=tenant, user=user)
-    lifetime = expires_in or timedelta(seconds=settings.OAUTH2_PROVIDER["ACCESS_TOKEN_EXPIRE_SECONDS"])
+    lifetime = expires_in or timedelta(seconds=settings.ACCESS_TOKEN_SECONDS)
     return AccessToken.objects.create(
         user=user,
         application=application or script_application(),

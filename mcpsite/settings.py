@@ -11,6 +11,7 @@ import logging
 import os
 import secrets
 from pathlib import Path
+from typing import Literal, TypedDict, get_args
 from urllib.parse import unquote, urlsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -39,6 +40,17 @@ def env_bool(name: str, default: bool) -> bool:
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     return default if value is None else [item.strip() for item in value.split(",") if item.strip()]
+
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def env_log_level(name: str, default: LogLevel) -> LogLevel:
+    value = os.environ.get(name, default).upper()
+    for level in get_args(LogLevel):
+        if value == level:
+            return level
+    raise ValueError(f"{name}: expected one of {', '.join(get_args(LogLevel))}, got {value!r}")
 
 
 def database_from_url(url: str) -> dict[str, object]:
@@ -163,15 +175,28 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 LOGIN_URL = "/admin/login/"
 
-OAUTH2_PROVIDER = {
+ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
+OAUTH2_PROVIDER: dict[str, object] = {
     "SCOPES": {"mcp": "Call this tenant's MCP tools"},
     "DEFAULT_SCOPES": ["mcp"],
-    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600),
+    "ACCESS_TOKEN_EXPIRE_SECONDS": ACCESS_TOKEN_SECONDS,
     "PKCE_REQUIRED": True,
 }
 
+
+class McpsiteSettings(TypedDict):
+    ISSUER: str
+    KEY_ENCRYPTION_KEY: str
+    REQUEST_STATE_TTL: float
+    POLL_SECONDS: float
+    TOKEN_CACHE_SECONDS: float
+    MAX_REQUEST_BODY: int
+    MCP_ALLOWED_HOSTS: list[str]
+    MCP_ALLOWED_ORIGINS: list[str]
+
+
 # Everything specific to mcpsite, in one place.
-MCPSITE = {
+MCPSITE: McpsiteSettings = {
     # The OAuth issuer named in every principal (client, issuer, subject).
     "ISSUER": env_str("MCPSITE_ISSUER", SITE_ROOT),
     # Key-encryption key for requestState key material at rest (32+ bytes of secret randomness).
@@ -187,20 +212,19 @@ MCPSITE = {
     # Largest MCP request body accepted (bytes); larger gets 413.
     "MAX_REQUEST_BODY": env_int("MCPSITE_MAX_REQUEST_BODY", 1024 * 1024),
     # Host and Origin headers the MCP endpoints accept (DNS-rebinding protection).
-    "MCP_ALLOWED_HOSTS": env_list(
-        "MCPSITE_MCP_ALLOWED_HOSTS", [_site.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"]
-    ),
+    "MCP_ALLOWED_HOSTS": env_list("MCPSITE_MCP_ALLOWED_HOSTS", [_site.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"]),
     "MCP_ALLOWED_ORIGINS": env_list(
         "MCPSITE_MCP_ALLOWED_ORIGINS",
         [SITE_ROOT, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     ),
 }
 
+LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("MCPSITE_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

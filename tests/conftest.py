@@ -38,7 +38,7 @@ def django_db_setup(django_test_environment: None, django_db_blocker: Any) -> It
     from django.test.utils import setup_databases, teardown_databases
 
     with django_db_blocker.unblock():
-        databases = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+        databases = setup_databases(verbosity=0, interactive=False, aliases={"default": {}})
         User = get_user_model()
         alice = User.objects.create_user("alice", password="alice-password-1")
         bob = User.objects.create_user("bob", password="bob-password-1")
@@ -169,7 +169,7 @@ class Cast:
     """alice and bob share tenant `demo`; mallory is at tenant `other`. Writes here are committed."""
 
     def user(self, name: str) -> AbstractUser:
-        return get_user_model().objects.get(username=name)  # type: ignore[no-any-return]
+        return get_user_model().objects.get(username=name)
 
     def tenant(self, slug: str) -> Tenant:
         return Tenant.objects.get(slug=slug)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 from mcp import Client
+from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitRequestParams, ElicitResult
 
@@ -16,7 +18,7 @@ MODES = ["2026-07-28", "legacy"]
 Answer = Callable[[ElicitRequestParams], ElicitResult]
 
 
-def answering(answer: Answer, asked: list[str] | None = None) -> Callable[..., Awaitable[ElicitResult]]:
+def answering(answer: Answer, asked: list[str] | None = None) -> ElicitationFnT:
     async def callback(context: Any, params: ElicitRequestParams) -> ElicitResult:
         if asked is not None:
             asked.append(params.message)
@@ -44,13 +46,45 @@ async def connect(
 ) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0))
-    async with http, Client(
-        streamable_http_client(url, http_client=http),
-        mode=mode,
-        elicitation_callback=answering(answer, asked),
-    ) as client:
+    async with (
+        http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode=mode,
+            elicitation_callback=answering(answer, asked),
+        ) as client,
+    ):
         yield client
 
 
 def text(result: Any) -> str:
     return str(result.content[0].text)
+
+
+def modern_post(
+    url: str, method: str, params: dict[str, Any] | None = None, token: str | None = None, **headers: str
+) -> httpx2.Response:
+    """One raw 2026-07-28 request, for the tests that need to see statuses and headers."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {
+            **(params or {}),
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    return raw_post(url, json.dumps(body).encode(), token, **{"Mcp-Method": method, **headers})
+
+
+def raw_post(url: str, body: bytes, token: str | None = None, **headers: str) -> httpx2.Response:
+    base = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+    }
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx2.post(url, content=body, headers={**base, **auth, **headers}, timeout=10)

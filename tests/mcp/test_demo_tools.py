@@ -11,7 +11,6 @@ from tests.mcp.clients import MODES, accept, connect, never, text
 from tools_app.models import Booking
 
 
-
 @pytest.mark.parametrize("mode", MODES)
 def test_provision_asks_for_the_region(live: LiveServer, cast: Cast, mode: str) -> None:
     token = cast.token(live)

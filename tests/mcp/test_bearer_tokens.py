@@ -1,0 +1,76 @@
+"""The MCP endpoint is a protected resource: DOT bearer tokens, verified and cached per process."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import httpx2
+import pytest
+from oauth2_provider.models import AccessToken
+
+from tests.conftest import Cast, LiveServer
+from tests.mcp.clients import modern_post
+
+
+def list_tools(live: LiveServer, token: str | None, slug: str = "demo") -> httpx2.Response:
+    return modern_post(live.mcp_url(slug), "tools/list", token=token)
+
+
+def test_a_valid_token_lists_the_tools(live: LiveServer, cast: Cast) -> None:
+    response = list_tools(live, cast.token(live))
+    assert response.status_code == 200
+    assert {t["name"] for t in response.json()["result"]["tools"]} == {"provision", "delete_folder", "book_table"}
+
+
+@pytest.mark.parametrize("token", [None, "not-a-token"])
+def test_missing_or_unknown_token_is_401_with_www_authenticate(live: LiveServer, token: str | None) -> None:
+    response = list_tools(live, token)
+    assert response.status_code == 401
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ")
+    assert 'error="invalid_token"' in challenge
+    assert f'resource_metadata="{live.url}/.well-known/oauth-protected-resource/t/demo/mcp"' in challenge
+
+
+def test_protected_resource_metadata_names_the_tenant(live: LiveServer) -> None:
+    response = httpx2.get(f"{live.url}/.well-known/oauth-protected-resource/t/demo/mcp")
+    assert response.status_code == 200
+    assert response.json()["resource"] == f"{live.url}/t/demo/mcp"
+
+
+def test_expired_token_is_401(live: LiveServer, cast: Cast) -> None:
+    token = cast.token(live, expires_in=timedelta(seconds=1))
+    assert list_tools(live, token).status_code == 200
+    time.sleep(1.1)
+    assert list_tools(live, token).status_code == 401
+
+
+def test_revoked_token_is_refused_at_once(live: LiveServer, cast: Cast) -> None:
+    """Cached after its first use; the revocation reaches the cache by broadcast, well inside the bound."""
+    token = cast.token(live)
+    assert list_tools(live, token).status_code == 200
+    AccessToken.objects.get(token=token).revoke()
+    deadline = time.monotonic() + 2.0
+    while list_tools(live, token).status_code == 200:
+        assert time.monotonic() < deadline, "revoked token still accepted after 2 s"
+        time.sleep(0.05)
+    assert list_tools(live, token).status_code == 401
+
+
+def test_token_for_another_tenant_is_401(live: LiveServer, cast: Cast) -> None:
+    mallory = cast.token(live, "mallory", "other")
+    assert list_tools(live, mallory, "other").status_code == 200
+    response = list_tools(live, mallory, "demo")
+    assert response.status_code == 401
+    assert 'error="invalid_token"' in response.headers["www-authenticate"]
+
+
+def test_token_without_a_resource_is_401(live: LiveServer, cast: Cast) -> None:
+    assert list_tools(live, cast.token(live, resource=[])).status_code == 401
+
+
+def test_token_without_the_mcp_scope_is_403(live: LiveServer, cast: Cast) -> None:
+    response = list_tools(live, cast.token(live, scope="read"))
+    assert response.status_code == 403
+    assert 'error="insufficient_scope"' in response.headers["www-authenticate"]

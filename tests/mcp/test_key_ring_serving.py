@@ -1,0 +1,79 @@
+"""The database key ring as the serving processes see it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from mcpsite import services
+from mcpsite.models import RequestStateKey
+from tests.conftest import Cast, LiveServer
+from tests.mcp.clients import accept, connect, never, text
+from tests.mcp.test_request_state import first_round, rejected, retry
+
+
+@pytest.fixture
+def no_minting_key(live: LiveServer, cast: Cast) -> Iterator[RequestStateKey]:
+    minting = RequestStateKey.objects.get(phase=RequestStateKey.Phase.MINTING)
+    live.mark_log()
+    minting.phase = RequestStateKey.Phase.VERIFYING
+    minting.save(update_fields=["phase"])
+    live.wait_for_log("minting none")
+    yield minting
+    live.mark_log()
+    services.keyring_promote(key=minting)
+    live.wait_for_log(f"minting {minting.kid}")
+
+
+def test_without_a_minting_key_asking_fails_cleanly_and_serving_goes_on(
+    live: LiveServer, cast: Cast, no_minting_key: RequestStateKey
+) -> None:
+    token = cast.token(live)
+    live.mark_log()
+    error = rejected(lambda: first_round(live.mcp_url(), token))
+    assert error == {"code": -32603, "message": "Internal error"}
+    log = live.wait_for_log("the requestState key ring has no minting key")
+    assert "requestState codec raised during seal" in log
+
+    async def no_question_needed() -> str:
+        async with connect(live.mcp_url(), token, answer=never) as c:
+            return text(await c.call_tool("book_table", {"date": "2025-12-24", "party_size": 2}))
+
+    assert anyio.run(no_question_needed) == "Booked a table for 2 on 2025-12-24."
+
+
+def test_rotation_keeps_state_in_flight_valid(live: LiveServer, cast: Cast) -> None:
+    token = cast.token(live)
+    state = anyio.run(first_round, live.mcp_url(), token)
+    old = RequestStateKey.objects.get(phase=RequestStateKey.Phase.MINTING)
+    live.mark_log()
+    new = services.keyring_add_key()
+    live.wait_for_log("key ring loaded")
+    live.mark_log()
+    services.keyring_promote(key=new)
+    live.wait_for_log(f"minting {new.kid}")
+    try:
+        # Minted under the old key, answered after the new one took over: still valid.
+        assert text(anyio.run(retry, live.mcp_url(), token, state)) == "Provisioned 'orders' in eu-west-1."
+
+        # New rounds are sealed by the new key, and complete too.
+        async def fresh_call() -> str:
+            async with connect(live.mcp_url(), token, answer=accept(region="ap-south-1")) as c:
+                return text(await c.call_tool("provision", {"name": "orders"}))
+
+        assert anyio.run(fresh_call) == "Provisioned 'orders' in ap-south-1."
+        # Once the old key is retired, state it sealed no longer verifies.
+        live.mark_log()
+        services.keyring_retire(key=old)
+        live.wait_for_log("key ring loaded")
+        error = rejected(lambda: retry(live.mcp_url(), token, state))
+        assert error == {"code": -32602, "message": "Invalid or expired requestState"}
+        live.wait_for_log(f"unknown or retired key {old.kid}")
+    finally:
+        live.mark_log()
+        RequestStateKey.objects.filter(pk=new.pk).delete()
+        RequestStateKey.objects.filter(pk=old.pk).update(phase=RequestStateKey.Phase.VERIFYING, retired_at=None)
+        services.keyring_promote(key=old)
+        live.wait_for_log(f"minting {old.kid}")

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from oauth2_provider.models import AccessToken
+
+from mcpsite.models import RequestStateKey, Tenant
+from tools_app.models import File, Folder
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_mcp_token_prints_a_token_bound_to_the_tenant_resource() -> None:
+    token = run("mcp_token", "--tenant", "demo", "--user", "alice").strip().splitlines()[-1]
+    stored = AccessToken.objects.get(token=token)
+    assert stored.user.username == "alice"
+    assert stored.resource == ["http://127.0.0.1:8000/t/demo/mcp"] or stored.resource[0].endswith("/t/demo/mcp")
+    assert stored.scope == "mcp"
+
+
+def test_mcp_token_refuses_a_non_member() -> None:
+    with pytest.raises(CommandError, match="not a member of tenant demo"):
+        run("mcp_token", "--tenant", "demo", "--user", "mallory")
+
+
+def test_mcp_token_names_an_unknown_tenant() -> None:
+    with pytest.raises(CommandError, match="Tenant matching query does not exist"):
+        run("mcp_token", "--tenant", "nope", "--user", "alice")
+
+
+def test_seed_demo_is_idempotent() -> None:
+    first = run("seed_demo")
+    counts = (Tenant.objects.count(), Folder.objects.count(), File.objects.count(), RequestStateKey.objects.count())
+    second = run("seed_demo")
+    assert counts == (
+        Tenant.objects.count(),
+        Folder.objects.count(),
+        File.objects.count(),
+        RequestStateKey.objects.count(),
+    )
+    demo = Tenant.objects.get(slug="demo")
+    assert set(Folder.objects.filter(tenant=demo).values_list("path", flat=True)) >= {"/tmp/empty", "/tmp/project"}
+    assert set(File.objects.filter(folder__path="/tmp/project").values_list("name", flat=True)) == {
+        "main.py",
+        "README.md",
+    }
+    assert not File.objects.filter(folder__path="/tmp/empty").exists()
+    for output in (first, second):
+        assert "/t/demo/mcp" in output
+        token = output.split("Bearer token (user demo): ")[1].split()[0]
+        assert AccessToken.objects.filter(token=token, user__username="demo").exists()
