@@ -81,3 +81,17 @@ class RequestStateKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kid} ({self.phase})"
+
+
+class ConsumedRequestState(models.Model):
+    """A sealed requestState that has been answered once and must not be answered again.
+
+    Rows outlive the state they name by nothing: `expires_at` is when the state itself expires,
+    after which the codec refuses it anyway and `request_states_purge` deletes the row.
+    """
+
+    digest = models.CharField(max_length=64, primary_key=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.digest

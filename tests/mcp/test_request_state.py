@@ -4,13 +4,14 @@ request, tenant or user gets exactly the frozen error, and the server log says w
 from __future__ import annotations
 
 import base64
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_types import ElicitResult, InputRequiredResult
+from mcp_types import ElicitResult, InputRequiredResult, InputResponses
 
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import connect, text
@@ -148,3 +149,41 @@ def test_expired_state_is_refused(server_factory: Callable[..., LiveServer], cas
         server.wait_for_log("requestState rejected on tools/call: expired")
     finally:
         server.stop()
+
+
+def test_answered_state_cannot_be_replayed(live: LiveServer, cast: Cast) -> None:
+    token = cast.token(live)
+    state = anyio.run(first_round, live.mcp_url(), token)
+    assert text(anyio.run(retry, live.mcp_url(), token, state)) == "Provisioned 'orders' in eu-west-1."
+    live.mark_log()
+    assert rejected(lambda: retry(live.mcp_url(), token, state)) == INVALID
+    live.wait_for_log("requestState rejected on tools/call: replayed")
+
+
+def test_concurrent_replays_run_the_tool_once(live: LiveServer, cast: Cast) -> None:
+    token, path = cast.token(live), cast.folder(["a.txt"])
+    args = {"path": path}
+    state = anyio.run(first_round, live.mcp_url(), token, "delete_folder", args)
+    answer: InputResponses = {
+        "tools_app.tools.demo:confirm_delete": ElicitResult(action="accept", content={"ok": True})
+    }
+    outcomes: list[str] = []
+
+    async def one() -> None:
+        async with connect(live.mcp_url(), token) as c:
+            try:
+                result = await c.session.call_tool(
+                    "delete_folder", args, input_responses=answer, request_state=state, allow_input_required=True
+                )
+                outcomes.append(text(result))
+            except MCPError as exc:
+                outcomes.append(exc.message)
+
+    async def five() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(5):
+                tg.start_soon(one)
+
+    anyio.run(five)
+    assert Counter(outcomes) == {f"deleted {path}": 1, "Invalid or expired requestState": 4}
+    assert not cast.folder_exists(path)
