@@ -186,3 +186,39 @@ class Cast:
 
     def folder_exists(self, path: str, slug: str = "demo") -> bool:
         return Folder.objects.filter(tenant__slug=slug, path=path).exists()
+
+
+CHROMIUM = os.environ.get("MCPSITE_CHROMIUM", "/usr/bin/chromium")
+# Without these, Chromium keeps trying to reach Google's services, which this machine cannot.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium, driven by Playwright (never a browser Playwright downloads)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A fresh browser context; a screenshot of the last page lands in the test output folder."""
+    context = browser.new_context()
+    page = context.new_page()
+    yield page
+    shots = ROOT / "test-output" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{request.node.name}.png"), full_page=True)
+    context.close()
