@@ -173,15 +173,33 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
 
 ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
+# Open dynamic client registration (RFC 7591), at most this many per client address and hour.
+MCPSITE_DCR_PER_HOUR = env_int("MCPSITE_DCR_PER_HOUR", 30)
 OAUTH2_PROVIDER: dict[str, object] = {
     "SCOPES": {"mcp": "Call this tenant's MCP tools"},
     "DEFAULT_SCOPES": ["mcp"],
     "ACCESS_TOKEN_EXPIRE_SECONDS": ACCESS_TOKEN_SECONDS,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("MCPSITE_REFRESH_TOKEN_SECONDS", 30 * 24 * 3600),
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
     "PKCE_REQUIRED": True,
+    # RFC 9700: S256 only, no implicit or password grants.
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "OIDC_ISS_ENDPOINT": env_str("MCPSITE_ISSUER", SITE_ROOT),
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token", "client_credentials"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
 }
+
+if REDIS_URL:  # shared by every process: the registration rate limit counts across them
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
 
 class McpsiteSettings(TypedDict):
