@@ -4,13 +4,15 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
 from mcpsite import services
-from mcpsite.models import RequestStateKey, Tenant
+from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
 from tools_app.discovery import toolset_choices
 
 
@@ -42,12 +44,17 @@ class TenantAdmin(admin.ModelAdmin):
 
 @admin.register(RequestStateKey)
 class RequestStateKeyAdmin(admin.ModelAdmin):
-    """Key material is never shown: only ids, phases and timestamps."""
+    """Rotation: add (verifying) -> promote -> retire, each step guarded and audited.
 
-    list_display = ["kid", "phase", "created_at", "minting_since", "minting_until", "retired_at"]
+    Key material is never shown; only users with the ``rotate_requeststatekey`` permission may
+    change the ring, other staff see it read-only.
+    """
+
+    list_display = ["kid", "phase", "rollout", "created_at", "minting_since", "minting_until", "retired_at"]
     list_filter = ["phase"]
     fields = readonly_fields = ("kid", "phase", "created_at", "minting_since", "minting_until", "retired_at")
-    actions = ["promote", "retire"]
+    actions = ["promote", "retire", "retire_now"]
+    change_list_template = "admin/mcpsite/requeststatekey/change_list.html"
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -55,31 +62,108 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
-        if request.method == "POST":
-            key = services.keyring_add_key()
-            self.message_user(request, f"Generated key {key.kid}; it verifies now and can be promoted to minting.")
-            return HttpResponseRedirect(reverse("admin:mcpsite_requeststatekey_changelist"))
-        return super().add_view(request, form_url, extra_context)
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self.has_rotate_permission(request)
 
-    @admin.action(description="Promote to minting (the current minting key keeps verifying)")
+    def has_rotate_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("mcpsite.rotate_requeststatekey")
+
+    @admin.display(description="loaded by")
+    def rollout(self, key: RequestStateKey) -> str:
+        if key.phase == RequestStateKey.Phase.RETIRED:
+            return "-"
+        rollout = services.keyring_rollout(kid=key.kid)
+        return f"{rollout.loaded} of {rollout.live} live processes"
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        processes = list(ProcessHeartbeat.objects.live(within=services.heartbeat_live_within()))
+        newest = RequestStateKey.objects.exclude(phase=RequestStateKey.Phase.RETIRED).values_list("kid", flat=True)
+        newest_kids = sorted(newest)
+        context = {
+            "processes": processes,
+            "on_newest": sum(1 for p in processes if sorted(p.ring_kids) == newest_kids),
+            "propagation_bound": services.keyring_propagation_bound(),
+            "events": KeyRingEvent.objects.select_related("actor")[:10],
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, context)
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            key = services.keyring_add_key(actor=request.user)  # type: ignore[arg-type]
+            self.message_user(
+                request,
+                f"Generated key {key.kid}. It verifies from now on; promote it once every process has loaded it "
+                f"(within {services.keyring_propagation_bound():.0f} s).",
+            )
+            return HttpResponseRedirect(reverse("admin:mcpsite_requeststatekey_changelist"))
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "title": "Generate a requestState key"}
+        return TemplateResponse(request, "admin/mcpsite/requeststatekey/add.html", context)
+
+    @admin.action(description="Promote to minting (the current minting key keeps verifying)", permissions=["rotate"])
     def promote(self, request: HttpRequest, queryset: QuerySet[RequestStateKey]) -> None:
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one key to promote.", messages.ERROR)
             return
         try:
-            key = services.keyring_promote(key=queryset.get())
-        except ValueError as exc:
-            self.message_user(request, str(exc), messages.ERROR)
+            key = services.keyring_promote(key=queryset.get(), actor=request.user)  # type: ignore[arg-type]
+        except services.KeyRingRefused as refused:
+            self.message_user(request, str(refused), messages.ERROR)
             return
-        self.message_user(request, f"Key {key.kid} now mints new requestState.")
+        self.message_user(request, f"Key {key.kid} now mints new requestState; the previous key keeps verifying.")
 
-    @admin.action(description="Retire (state sealed with it stops verifying)")
+    @admin.action(description="Retire (after one TTL since it stopped minting)", permissions=["rotate"])
     def retire(self, request: HttpRequest, queryset: QuerySet[RequestStateKey]) -> None:
+        self._retire(request, queryset, now_override=False)
+
+    @admin.action(
+        description="Retire now: compromised key (rounds in flight sealed with it fail)", permissions=["rotate"]
+    )
+    def retire_now(self, request: HttpRequest, queryset: QuerySet[RequestStateKey]) -> None:
+        self._retire(request, queryset, now_override=True)
+
+    def _retire(self, request: HttpRequest, queryset: QuerySet[RequestStateKey], *, now_override: bool) -> None:
         for key in queryset:
             try:
-                services.keyring_retire(key=key)
-            except ValueError as exc:
-                self.message_user(request, str(exc), messages.ERROR)
-            else:
-                self.message_user(request, f"Key {key.kid} retired.")
+                services.keyring_retire(key=key, actor=request.user, now_override=now_override)  # type: ignore[arg-type]
+            except services.KeyRingRefused as refused:
+                self.message_user(request, str(refused), messages.ERROR)
+                continue
+            consequence = (
+                " Every round in flight that was sealed with it now gets -32602 Invalid or expired requestState."
+                if now_override
+                else ""
+            )
+            self.message_user(
+                request, f"Key {key.kid} retired.{consequence}", messages.WARNING if now_override else messages.SUCCESS
+            )
+
+
+@admin.register(KeyRingEvent)
+class KeyRingEventAdmin(admin.ModelAdmin):
+    list_display = ["at", "action", "kid", "actor", "note"]
+    list_filter = ["action"]
+    search_fields = ["kid", "actor__username"]
+    list_select_related = ["actor"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ProcessHeartbeat)
+class ProcessHeartbeatAdmin(admin.ModelAdmin):
+    list_display = ["process_id", "ring_version", "ring_kids", "started_at", "seen_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -112,6 +112,10 @@ class KeyRing:
         return self._snapshot.version
 
     @property
+    def kids(self) -> list[str]:
+        return sorted(kid.hex() for kid in self._snapshot.keys)
+
+    @property
     def minting_kid(self) -> str | None:
         minting = self._snapshot.minting
         return minting.hex() if minting is not None else None

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 class TenantQuerySet(models.QuerySet["Tenant"]):
@@ -78,6 +81,7 @@ class RequestStateKey(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["phase"], condition=Q(phase="minting"), name="one_minting_key"),
         ]
+        permissions = [("rotate_requeststatekey", "Can rotate the requestState key ring")]
 
     def __str__(self) -> str:
         return f"{self.kid} ({self.phase})"
@@ -95,3 +99,50 @@ class ConsumedRequestState(models.Model):
 
     def __str__(self) -> str:
         return self.digest
+
+
+class KeyRingEvent(models.Model):
+    """The audit trail of the key ring: who did what to which key, and when."""
+
+    class Action(models.TextChoices):
+        ADDED = "added", "added"
+        PROMOTED = "promoted", "promoted to minting"
+        RETIRED = "retired", "retired"
+        RETIRED_NOW = "retired_now", "retired now (override)"
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    kid = models.CharField("key id", max_length=16)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.action} {self.kid}"
+
+
+class ProcessHeartbeatQuerySet(models.QuerySet["ProcessHeartbeat"]):
+    def live(self, *, within: float) -> ProcessHeartbeatQuerySet:
+        return self.filter(seen_at__gte=timezone.now() - timedelta(seconds=within))
+
+
+class ProcessHeartbeat(models.Model):
+    """A serving process, and the version of the key ring it has loaded (refreshed every poll)."""
+
+    process_id = models.CharField(max_length=120, primary_key=True)
+    hostname = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    ring_version = models.CharField(max_length=32)
+    ring_kids = models.JSONField(default=list)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField(db_index=True)
+
+    objects = ProcessHeartbeatQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["hostname", "pid"]
+
+    def __str__(self) -> str:
+        return self.process_id

@@ -13,14 +13,21 @@ from channels.db import database_sync_to_async
 from mcpsite import events
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
+from mcpsite.heartbeat import heartbeat_beat, heartbeat_forget
 from mcpsite.keyring import ring
 from mcpsite.registry import registry
 
 logger = logging.getLogger(__name__)
 
 
+def _reload_ring() -> None:
+    """Reload the ring and, when it changed, say so at once (the promote guard waits for it)."""
+    if ring.reload():
+        heartbeat_beat()
+
+
 async def _on_keyring_changed(_: events.Event) -> None:
-    await database_sync_to_async(ring.reload)()
+    await database_sync_to_async(_reload_ring)()
 
 
 async def _on_tenants_changed(_: events.Event) -> None:
@@ -44,6 +51,7 @@ async def _poll(interval: float) -> None:
         await anyio.sleep(interval)
         try:
             await database_sync_to_async(ring.reload)()
+            await database_sync_to_async(heartbeat_beat)()
             await registry.refresh()
         except Exception:
             logger.exception("poll failed; retrying in %.0fs", interval)
@@ -61,6 +69,7 @@ async def _listen() -> None:
 @asynccontextmanager
 async def running() -> AsyncIterator[None]:
     await database_sync_to_async(ring.reload)()
+    await database_sync_to_async(heartbeat_beat)()
     if ring.minting_kid is None:
         logger.error("the requestState key ring has no minting key: tools that ask questions will fail")
     async with anyio.create_task_group() as tg:
@@ -71,3 +80,4 @@ async def running() -> AsyncIterator[None]:
             yield
         finally:
             tg.cancel_scope.cancel()
+    await database_sync_to_async(heartbeat_forget)()

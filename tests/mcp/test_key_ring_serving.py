@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import anyio
@@ -14,6 +15,18 @@ from tests.mcp.clients import accept, connect, never, text
 from tests.mcp.test_request_state import first_round, rejected, retry
 
 
+def promote_when_rolled_out(key: RequestStateKey, timeout: float = 20.0) -> None:
+    """Promote through the guard, as staff would: retry until every live process has loaded the key."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            services.keyring_promote(key=key)
+            return
+        except services.KeyRingRefused:
+            assert time.monotonic() < deadline, "the key never rolled out to every live process"
+            time.sleep(0.2)
+
+
 @pytest.fixture
 def no_minting_key(live: LiveServer, cast: Cast) -> Iterator[RequestStateKey]:
     minting = RequestStateKey.objects.get(phase=RequestStateKey.Phase.MINTING)
@@ -23,7 +36,7 @@ def no_minting_key(live: LiveServer, cast: Cast) -> Iterator[RequestStateKey]:
     live.wait_for_log("minting none")
     yield minting
     live.mark_log()
-    services.keyring_promote(key=minting)
+    services.keyring_promote(key=minting, check_rollout=False)  # restoring the suite's ring
     live.wait_for_log(f"minting {minting.kid}")
 
 
@@ -52,7 +65,7 @@ def test_rotation_keeps_state_in_flight_valid(live: LiveServer, cast: Cast) -> N
     new = services.keyring_add_key()
     live.wait_for_log("key ring loaded")
     live.mark_log()
-    services.keyring_promote(key=new)
+    promote_when_rolled_out(new)
     live.wait_for_log(f"minting {new.kid}")
     try:
         # Minted under the old key, answered after the new one took over: still valid.
@@ -66,7 +79,7 @@ def test_rotation_keeps_state_in_flight_valid(live: LiveServer, cast: Cast) -> N
         assert anyio.run(fresh_call) == "Provisioned 'orders' in ap-south-1."
         # Once the old key is retired, state it sealed no longer verifies.
         live.mark_log()
-        services.keyring_retire(key=old)
+        services.keyring_retire(key=old, now_override=True)  # the guarded path is tested in tests/admin
         live.wait_for_log("key ring loaded")
         error = rejected(lambda: retry(live.mcp_url(), token, state))
         assert error == {"code": -32602, "message": "Invalid or expired requestState"}
@@ -75,5 +88,5 @@ def test_rotation_keeps_state_in_flight_valid(live: LiveServer, cast: Cast) -> N
         live.mark_log()
         RequestStateKey.objects.filter(pk=new.pk).delete()
         RequestStateKey.objects.filter(pk=old.pk).update(phase=RequestStateKey.Phase.VERIFYING, retired_at=None)
-        services.keyring_promote(key=old)
+        services.keyring_promote(key=old, check_rollout=False)
         live.wait_for_log(f"minting {old.kid}")
