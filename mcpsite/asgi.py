@@ -13,9 +13,12 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
-django_application = get_asgi_application()
+# Static files (the admin's CSS) are served by Django's own handler, so the embedded default needs
+# no extra server; deployed behind a proxy, the proxy serves STATIC_ROOT (`collectstatic`) first.
+django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from starlette.types import Receive, Scope, Send  # noqa: E402
 

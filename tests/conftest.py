@@ -52,6 +52,11 @@ def django_db_setup(django_test_environment: None, django_db_blocker: Any) -> It
         services.keyring_ensure_minting()
     yield
     with django_db_blocker.unblock():
+        with connection.cursor() as cursor:  # a server killed mid-test may leave its sessions behind
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
         connections.close_all()
         teardown_databases(databases, verbosity=0)
 
@@ -202,9 +207,13 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture
-def browser() -> Iterator[Any]:
+def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Debian's headless Chromium, driven by Playwright (never a browser Playwright downloads)."""
     from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop registered on this thread between calls, which
+    # Django's async-safety check mistakes for async code; the test's ORM calls are plain sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
