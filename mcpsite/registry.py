@@ -21,11 +21,12 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl
 from starlette.types import ASGIApp
 
+from mcpsite import protocol_methods
 from mcpsite.auth import TenantTokenVerifier
 from mcpsite.keyring import ring
+from mcpsite.replay import RefuseReplayedState, remember_wire_state
 from mcpsite.tenancy import TenantInfo
 
 logger = logging.getLogger(__name__)
@@ -73,16 +74,21 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     if not info.public:
         auth_kwargs = {
             "token_verifier": TenantTokenVerifier(resource_url=resource_url, issuer=mcpsite["ISSUER"]),
-            "auth": AuthSettings(
-                issuer_url=AnyHttpUrl(mcpsite["ISSUER"]),
-                resource_server_url=AnyHttpUrl(resource_url),
-                required_scopes=["mcp"],
-                validate_token_resource=True,
+            # Validated from strings so a path-less issuer keeps its exact form (no trailing slash):
+            # RFC 8414 compares issuers as strings.
+            "auth": AuthSettings.model_validate(
+                {
+                    "issuer_url": mcpsite["ISSUER"],
+                    "resource_server_url": resource_url,
+                    "required_scopes": ["mcp"],
+                    "validate_token_resource": True,
+                }
             ),
         }
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
         title=info.name,
+        version=info.version,  # 2026-07-28 clients expect serverInfo.version: the tenant's config revision
         lifespan=lifespan,
         request_state_security=RequestStateSecurity(
             codec=ring, ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
@@ -90,6 +96,10 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         log_level=settings.LOG_LEVEL,
         **auth_kwargs,
     )
+    # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
+    server.middleware.insert(0, remember_wire_state)
+    server.middleware.append(RefuseReplayedState(ttl=mcpsite["REQUEST_STATE_TTL"]))
+    protocol_methods.install(server)
     for name in info.toolsets:
         toolset = toolsets.get(name)
         if toolset is None:

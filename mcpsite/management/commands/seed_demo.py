@@ -14,19 +14,26 @@ DEMO_FOLDERS = {"/tmp/empty": [], "/tmp/project": ["main.py", "README.md"]}
 
 
 class Command(BaseCommand):
-    help = "Create (idempotently) the demo tenant, its folders, the demo user and a minting key; print URL and token."
+    help = "Create (idempotently) the demo and conformance tenants, demo data and a minting key; print URLs and token."
 
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
-            tenant, _ = Tenant.objects.get_or_create(slug="demo", defaults={"name": "Demo", "toolsets": ["demo"]})
-            if "demo" not in tenant.toolsets:
-                tenant.toolsets = [*tenant.toolsets, "demo"]
+            tenant, _ = Tenant.objects.get_or_create(
+                slug="demo", defaults={"name": "Demo", "toolsets": ["demo", "payments"]}
+            )
+            missing = [name for name in ("demo", "payments") if name not in tenant.toolsets]
+            if missing:
+                tenant.toolsets = [*tenant.toolsets, *missing]
                 tenant.save(update_fields=["toolsets", "updated_at"])
             user, created = get_user_model().objects.get_or_create(username="demo")
             if created:
                 user.set_unusable_password()
                 user.save()
             tenant.members.add(user)
+            conformance, _ = Tenant.objects.get_or_create(
+                slug="conformance",
+                defaults={"name": "Conformance fixtures", "toolsets": ["conformance"], "public": True},
+            )
             for path, files in DEMO_FOLDERS.items():
                 folder, _ = Folder.objects.get_or_create(tenant=tenant, path=path)
                 for name in files:
@@ -35,4 +42,5 @@ class Command(BaseCommand):
             token = services.token_issue(tenant=tenant, user=user)
         self.stdout.write(f"requestState minting key: {key.kid}")
         self.stdout.write(f"MCP URL: {tenant.resource_url()}")
+        self.stdout.write(f"Conformance suite URL (public): {conformance.resource_url()}")
         self.stdout.write(f"Bearer token (user demo): {token.token}")
