@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
@@ -66,7 +67,7 @@ def test_retirement_waits_one_ttl_after_minting_stopped_unless_overridden() -> N
     assert KeyRingEvent.objects.filter(kid=old.kid, action="retired", note="").exists()
 
 
-def test_retire_now_override_is_audited_with_what_it_breaks(django_user_model: type) -> None:
+def test_retire_now_override_is_audited_with_what_it_breaks(django_user_model: type[User]) -> None:
     operator = django_user_model.objects.create_user("operator")
     old = RequestStateKey.objects.get(phase="minting")
     services.keyring_promote(key=services.keyring_add_key(actor=operator), actor=operator, check_rollout=False)
@@ -82,7 +83,7 @@ def test_retire_now_override_is_audited_with_what_it_breaks(django_user_model: t
     ]
 
 
-def test_staff_without_the_rotate_permission_see_the_ring_read_only(django_user_model: type) -> None:
+def test_staff_without_the_rotate_permission_see_the_ring_read_only(django_user_model: type[User]) -> None:
     from django.contrib.auth.models import Permission
 
     viewer = django_user_model.objects.create_user("viewer", is_staff=True)
