@@ -98,7 +98,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     )
     # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
     server.middleware.insert(0, remember_wire_state)
-    server.middleware.append(RefuseReplayedState(ttl=mcpsite["REQUEST_STATE_TTL"]))
+    server.middleware.append(RefuseReplayedState(ttl=mcpsite["REQUEST_STATE_TTL"], redis_url=settings.REDIS_URL))
     protocol_methods.install(server)
     for name in info.toolsets:
         toolset = toolsets.get(name)
