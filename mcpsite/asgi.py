@@ -7,6 +7,7 @@ middleware never sees an MCP request; the MCP apps enforce their own transport s
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -57,6 +58,13 @@ async def _lifespan(scope: Scope, receive: Receive, send: Send) -> None:
     started = False
     try:
         async with runtime.running():
+            # Everything built at start-up (Django, the apps, every tenant's server) lives as long
+            # as the process: move it out of the collector's reach. Otherwise each full collection
+            # walks those ~140k objects, a ~60 ms pause every few hundred calls under load
+            # (measured with bench/run: p99 and throughput). Unreachable cycles made later are
+            # still collected; only start-up objects are never revisited.
+            gc.collect()
+            gc.freeze()
             await send({"type": "lifespan.startup.complete"})
             started = True
             await receive()  # lifespan.shutdown

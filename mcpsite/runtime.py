@@ -9,7 +9,9 @@ from contextlib import asynccontextmanager
 
 import anyio
 from channels.db import database_sync_to_async
+from django.conf import settings
 
+from approvals import beat, waiting
 from mcpsite import events
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
@@ -42,6 +44,7 @@ HANDLERS: dict[str, events.Handler] = {
     "keyring.changed": _on_keyring_changed,
     "tenants.changed": _on_tenants_changed,
     "token.changed": _on_token_changed,
+    "approvals.resolved": waiting.on_resolved,
 }
 
 
@@ -76,6 +79,8 @@ async def running() -> AsyncIterator[None]:
         await registry.start(tg)
         tg.start_soon(_listen)
         tg.start_soon(_poll, mcpsite_settings()["POLL_SECONDS"])
+        if settings.CELERY_TASK_ALWAYS_EAGER:  # embedded default: no broker, so beat runs here
+            tg.start_soon(beat.run_embedded)
         try:
             yield
         finally:

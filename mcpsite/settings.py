@@ -155,7 +155,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("MCPSITE_CHANNEL_PREFIX", "mcpsite")},
+            # redis-py 8 times socket reads out after 5 s, exactly channels_redis's blocking-pop
+            # timeout, which broke every listener every few seconds and lost events: read longer.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                "prefix": env_str("MCPSITE_CHANNEL_PREFIX", "mcpsite"),
+            },
         }
     }
 else:
@@ -235,6 +240,48 @@ MCPSITE: McpsiteSettings = {
         "MCPSITE_MCP_ALLOWED_ORIGINS",
         [SITE_ROOT, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     ),
+}
+
+
+class ApprovalsSettings(TypedDict):
+    HOLD_SECONDS: float
+    LEGACY_WAIT_SECONDS: float
+    EXPIRES_SECONDS: float
+    EXPIRE_EVERY_SECONDS: float
+    REPUBLISH_EVERY_SECONDS: float
+    WEBHOOK_TOLERANCE_SECONDS: int
+    SANDBOX_WEBHOOK_SECRET: str
+
+
+# Persistent URL-mode elicitations (the approvals app).
+APPROVALS: ApprovalsSettings = {
+    # 2026-07-28: a retry round whose elicitation is still pending is held open this long (SSE
+    # keep-alive while waiting) and answers the moment it completes; else the client polls again.
+    "HOLD_SECONDS": env_float("MCPSITE_APPROVALS_HOLD_SECONDS", 20.0),
+    # 2025-11-25: how long a call waits in-call after the user opened the URL; then it answers
+    # -32042 (URL elicitation required) and notifications/elicitation/complete says when to retry.
+    "LEGACY_WAIT_SECONDS": env_float("MCPSITE_APPROVALS_LEGACY_WAIT_SECONDS", 20.0),
+    # Default lifetime of a pending elicitation; a tool's step may ask for another.
+    "EXPIRES_SECONDS": env_float("MCPSITE_APPROVALS_EXPIRES_SECONDS", 3600.0),
+    # Beat: expire stale rows, and re-send "resolved" events that never left a process.
+    "EXPIRE_EVERY_SECONDS": env_float("MCPSITE_APPROVALS_EXPIRE_EVERY_SECONDS", 30.0),
+    "REPUBLISH_EVERY_SECONDS": env_float("MCPSITE_APPROVALS_REPUBLISH_EVERY_SECONDS", 30.0),
+    # Stripe-Signature timestamps older than this are refused (Stripe's own default).
+    "WEBHOOK_TOLERANCE_SECONDS": env_int("MCPSITE_APPROVALS_WEBHOOK_TOLERANCE_SECONDS", 300),
+    # The built-in sandbox provider's signing secret; derived from SECRET_KEY when unset.
+    "SANDBOX_WEBHOOK_SECRET": env_str("MCPSITE_SANDBOX_WEBHOOK_SECRET"),
+}
+
+# Run by `celery -A mcpsite worker --beat` when deployed, and in-process on the embedded default.
+CELERY_BEAT_SCHEDULE = {
+    "approvals-expire": {
+        "task": "approvals.tasks.elicitations_expire",
+        "schedule": APPROVALS["EXPIRE_EVERY_SECONDS"],
+    },
+    "approvals-republish": {
+        "task": "approvals.tasks.elicitations_republish",
+        "schedule": APPROVALS["REPUBLISH_EVERY_SECONDS"],
+    },
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")

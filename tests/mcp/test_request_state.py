@@ -187,3 +187,17 @@ def test_concurrent_replays_run_the_tool_once(live: LiveServer, cast: Cast) -> N
     anyio.run(five)
     assert Counter(outcomes) == {f"deleted {path}": 1, "Invalid or expired requestState": 4}
     assert not cast.folder_exists(path)
+
+
+def test_replay_is_refused_without_redis_too(server_factory: Callable[..., LiveServer], cast: Cast) -> None:
+    """The embedded default keeps its claims in the database instead of Redis."""
+    server = server_factory(MCPSITE_REDIS_URL="")
+    try:
+        token = cast.token(server)
+        state = anyio.run(first_round, server.mcp_url(), token)
+        assert text(anyio.run(retry, server.mcp_url(), token, state)) == "Provisioned 'orders' in eu-west-1."
+        server.mark_log()
+        assert rejected(lambda: retry(server.mcp_url(), token, state)) == INVALID
+        server.wait_for_log("requestState rejected on tools/call: replayed")
+    finally:
+        server.stop()

@@ -1,0 +1,295 @@
+"""Workflows over elicitation rows. Resolvers, views, admin actions and Celery tasks call these.
+
+Every way a row ends (webhook, staff decision, the end user on a page, expiry) goes through
+`_end`, which locks the row, lets the model guard the transition, and publishes one
+``approvals.resolved`` event after commit. That event wakes a waiting 2026-07-28 round and makes
+the process holding a 2025-11-25 session send ``notifications/elicitation/complete``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from approvals.conf import approvals_settings
+from approvals.models import Elicitation, ElicitationNotPending, Payment, WebhookDelivery, new_elicitation_id
+from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
+from mcpsite import events
+
+logger = logging.getLogger(__name__)
+
+RESOLVED_EVENT = "approvals.resolved"
+
+
+class DuplicateDelivery(Exception):
+    """This provider event was already received; it changes nothing a second time."""
+
+    def __init__(self, *, provider: str, event_id: str) -> None:
+        super().__init__(f"{provider} event {event_id} was already received")
+        self.provider = provider
+        self.event_id = event_id
+
+
+class WrongKind(ValueError):
+    def __init__(self, *, elicitation: Elicitation, expected: str) -> None:
+        super().__init__(f"elicitation {elicitation.pk} is a {elicitation.kind}, not a {expected}")
+        self.elicitation = elicitation
+
+
+@dataclass(frozen=True)
+class PaymentTerms:
+    amount: Decimal
+    currency: str
+    description: str = ""
+    provider: str = DEFAULT_PROVIDER
+
+
+# --- opening ------------------------------------------------------------------------------
+
+
+def _page_url(kind: str, elicitation_id: str, provider: str) -> str:
+    if kind == Elicitation.Kind.PAYMENT:
+        return get_provider(provider).checkout_url(elicitation_id=elicitation_id)
+    name = "approvals:consent" if kind == Elicitation.Kind.CONSENT else "approvals:status"
+    return f"{settings.SITE_ROOT}{reverse(name, args=[elicitation_id])}"
+
+
+def elicitation_open(
+    *,
+    tenant_id: int,
+    principal: tuple[str, str, str],
+    tool: str,
+    args_digest: str,
+    kind: str,
+    reference: str,
+    message: str,
+    payment: PaymentTerms | None = None,
+    expires_in: float | None = None,
+    known_ids: Iterable[str] = (),
+) -> Elicitation:
+    """The row for this step of this call: the one the client was already shown (`known_ids`,
+    from its requestState), else the live one for the same call, else a new one.
+
+    Idempotent under concurrency: two rounds racing to create the row meet at the
+    ``one_live_elicitation_per_call`` constraint and both return the winner's row.
+    """
+    if (kind == Elicitation.Kind.PAYMENT) != (payment is not None):
+        raise ValueError("a payment elicitation needs payment terms, and only a payment has them")
+    call = Elicitation.objects.for_call(
+        tenant_id=tenant_id, principal=principal, tool=tool, args_digest=args_digest, reference=reference
+    )
+    known = list(known_ids)
+    if known:
+        row = call.filter(pk__in=known).order_by("-created_at").first()
+        if row is not None:
+            return row
+    row = call.live().first()
+    if row is not None:
+        return row
+    now = timezone.now()
+    elicitation_id = new_elicitation_id()
+    client_id, issuer, subject = principal
+    try:
+        with transaction.atomic():
+            row = Elicitation.objects.create(
+                id=elicitation_id,
+                tenant_id=tenant_id,
+                client_id=client_id,
+                issuer=issuer,
+                subject=subject,
+                tool=tool,
+                args_digest=args_digest,
+                reference=reference,
+                kind=kind,
+                message=message,
+                url=_page_url(kind, elicitation_id, payment.provider if payment else DEFAULT_PROVIDER),
+                created_at=now,
+                expires_at=now + timedelta(seconds=expires_in or approvals_settings()["EXPIRES_SECONDS"]),
+            )
+            if payment is not None:
+                Payment.objects.create(
+                    elicitation=row,
+                    amount=payment.amount,
+                    currency=payment.currency,
+                    description=payment.description,
+                    provider=payment.provider,
+                )
+    except IntegrityError:
+        return call.live().get()
+    logger.info("elicitation %s opened: %s %s for %s", row.pk, kind, reference, tool)
+    return row
+
+
+# --- ending -------------------------------------------------------------------------------
+
+
+def publish_resolved(elicitation_id: str) -> bool:
+    """Send the ``approvals.resolved`` event now; True once it left. A failure is retried by
+    `elicitations_republish` (beat), because the row stays unpublished."""
+    row = Elicitation.objects.filter(pk=elicitation_id).values("status").first()
+    if row is None:
+        return False
+    try:
+        async_to_sync(events.apublish)({"type": RESOLVED_EVENT, "elicitation": elicitation_id, "status": row["status"]})
+    except Exception:
+        logger.exception("could not publish the end of elicitation %s; the beat task retries", elicitation_id)
+        return False
+    Elicitation.objects.filter(pk=elicitation_id, published_at__isnull=True).update(published_at=timezone.now())
+    return True
+
+
+def _end(
+    elicitation_id: str,
+    *,
+    status: Elicitation.Status,
+    outcome: dict[str, Any] | None = None,
+    event: WebhookDelivery | None = None,
+    user: Any = None,
+    kind: str | None = None,
+) -> Elicitation:
+    """Lock, end and save one row; publish after commit. Raises `ElicitationNotPending`."""
+    row = Elicitation.objects.select_for_update().get(pk=elicitation_id)
+    if kind is not None and row.kind != kind:
+        raise WrongKind(elicitation=row, expected=kind)
+    row.resolve(status=status, outcome=outcome, event=event, user=user)
+    row.save(update_fields=["status", "outcome", "completed_at", "completed_by_event", "completed_by_user"])
+    transaction.on_commit(lambda: publish_resolved(row.pk))
+    logger.info("elicitation %s %s", row.pk, status)
+    return row
+
+
+@transaction.atomic
+def approval_decide(*, elicitation: Elicitation, user: Any, approve: bool, note: str = "") -> Elicitation:
+    """A staff decision on an approval: approved completes it, denied declines it."""
+    decision = "approved" if approve else "denied"
+    by = getattr(user, "get_username", lambda: "")()
+    return _end(
+        elicitation.pk,
+        status=Elicitation.Status.COMPLETED if approve else Elicitation.Status.DECLINED,
+        outcome={"decision": decision, "note": note, "by": by},
+        user=user,
+        kind=Elicitation.Kind.APPROVAL,
+    )
+
+
+@transaction.atomic
+def consent_give(*, elicitation: Elicitation, agree: bool) -> Elicitation:
+    """The end user's answer on the consent page."""
+    return _end(
+        elicitation.pk,
+        status=Elicitation.Status.COMPLETED if agree else Elicitation.Status.DECLINED,
+        outcome={"consent": "given" if agree else "refused"},
+        kind=Elicitation.Kind.CONSENT,
+    )
+
+
+@transaction.atomic
+def elicitation_cancel(*, elicitation: Elicitation, source: str) -> Elicitation:
+    """The user cancelled (checkout page) or the client declined to open the URL."""
+    return _end(elicitation.pk, status=Elicitation.Status.CANCELLED, outcome={"cancelled_by": source})
+
+
+@transaction.atomic
+def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation:
+    return _end(elicitation.pk, status=Elicitation.Status.DECLINED, outcome={"declined_by": source})
+
+
+def elicitations_expire(*, now: Any = None) -> int:
+    """Expire every pending row past its expiry, each in its own short transaction."""
+    expired = 0
+    for elicitation_id in list(Elicitation.objects.stale(now).values_list("pk", flat=True)):
+        try:
+            with transaction.atomic():
+                _end(elicitation_id, status=Elicitation.Status.EXPIRED, outcome={"expired": True})
+        except ElicitationNotPending:
+            continue  # completed meanwhile: the webhook won the race, fairly
+        expired += 1
+    return expired
+
+
+def elicitations_republish(*, older_than_seconds: float = 10.0) -> int:
+    """Re-send the events a crash or a broker outage kept from leaving (receivers deduplicate)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    ids = list(Elicitation.objects.unpublished(cutoff).values_list("pk", flat=True)[:500])
+    return sum(publish_resolved(elicitation_id) for elicitation_id in ids)
+
+
+# --- webhooks -----------------------------------------------------------------------------
+
+
+def _matches(payment: Payment, event: PaymentEvent) -> bool:
+    return event.amount == payment.amount and event.currency == payment.currency
+
+
+@transaction.atomic
+def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
+    """Record a verified provider event once and, if it pays a pending payment, complete it.
+
+    1. Claim the event id (a unique row): a duplicate delivery raises `DuplicateDelivery`
+       and changes nothing; concurrent duplicates wait on the first and then fail the claim.
+    2. Lock the elicitation. Unknown, already ended, or a different amount: the delivery is
+       recorded and flagged for staff (money arrived for nothing), the row is left alone.
+    3. Otherwise complete the row; its event leaves after commit.
+    """
+    try:
+        with transaction.atomic():
+            delivery = WebhookDelivery.objects.create(
+                provider=event.provider,
+                event_id=event.event_id,
+                event_type=event.type,
+                payload=event.payload,
+                outcome=WebhookDelivery.Outcome.IGNORED,
+            )
+    except IntegrityError:
+        raise DuplicateDelivery(provider=event.provider, event_id=event.event_id) from None
+    if event.type != "checkout.session.completed" or not event.paid:
+        return delivery
+    row = (
+        Elicitation.objects.select_for_update().filter(pk=event.elicitation_id, kind=Elicitation.Kind.PAYMENT).first()
+        if event.elicitation_id
+        else None
+    )
+    if row is None:
+        delivery.outcome, delivery.flagged = WebhookDelivery.Outcome.UNKNOWN_ELICITATION, True
+    elif not row.is_pending:
+        delivery.outcome, delivery.flagged, delivery.elicitation = WebhookDelivery.Outcome.NOT_PENDING, True, row
+    else:
+        payment = Payment.objects.get(elicitation=row)
+        delivery.elicitation = row
+        if not _matches(payment, event):
+            delivery.outcome, delivery.flagged = WebhookDelivery.Outcome.MISMATCH, True
+        else:
+            receipt = {
+                "provider": event.provider,
+                "provider_reference": event.provider_reference,
+                "event_id": event.event_id,
+                "amount": str(payment.amount),
+                "currency": payment.currency,
+            }
+            payment.provider_reference = event.provider_reference
+            payment.save(update_fields=["provider_reference"])
+            _end(row.pk, status=Elicitation.Status.COMPLETED, outcome={"receipt": receipt}, event=delivery)
+            delivery.outcome = WebhookDelivery.Outcome.COMPLETED
+    delivery.save(update_fields=["outcome", "flagged", "elicitation"])
+    if delivery.flagged:
+        logger.warning("webhook %s %s flagged for staff: %s", event.provider, event.event_id, delivery.outcome)
+    return delivery
+
+
+def webhook_receive(*, provider: str, body: bytes, headers: Mapping[str, str]) -> WebhookDelivery:
+    """The receiver every delivery goes through (a provider's POST, or the sandbox's Pay button).
+
+    Raises `UnknownProvider`, `WebhookRejected` (nothing changed) or `DuplicateDelivery`.
+    """
+    event = get_provider(provider).parse_webhook(body=body, headers=headers)
+    return payment_webhook_apply(event=event)

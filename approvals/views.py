@@ -1,0 +1,83 @@
+"""The webhook receiver and the pages a URL-mode elicitation opens (sandbox checkout, status, consent).
+
+Each page is reached through the elicitation's unguessable id, which is what the MCP client was
+given; the views only parse input and call `approvals.services`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from approvals import services
+from approvals.models import Elicitation, ElicitationNotPending
+from approvals.providers import UnknownProvider, WebhookRejected
+from approvals.providers import sandbox as sandbox_provider
+
+logger = logging.getLogger(__name__)
+
+
+@csrf_exempt
+@require_POST
+def webhook(request: HttpRequest, provider: str) -> HttpResponse:
+    try:
+        delivery = services.webhook_receive(provider=provider, body=request.body, headers=request.headers)
+    except UnknownProvider:
+        return JsonResponse({"error": "unknown provider"}, status=404)
+    except WebhookRejected as exc:
+        logger.warning("webhook from %s rejected: %s", provider, exc.reason)
+        return JsonResponse({"error": exc.reason}, status=400)
+    except services.DuplicateDelivery:
+        return JsonResponse({"received": True, "duplicate": True})
+    return JsonResponse({"received": True, "outcome": delivery.outcome, "flagged": delivery.flagged})
+
+
+@require_http_methods(["GET", "POST"])
+def checkout(request: HttpRequest, elicitation_id: str) -> HttpResponse:
+    """The sandbox provider's checkout page: Pay delivers a signed webhook, Cancel cancels."""
+    row = get_object_or_404(
+        Elicitation.objects.select_related("tenant", "payment"), pk=elicitation_id, kind=Elicitation.Kind.PAYMENT
+    )
+    if request.method == "POST" and row.is_pending:
+        if request.POST.get("action") == "pay":
+            payment = row.payment
+            event = sandbox_provider.checkout_completed_event(
+                elicitation_id=row.pk,
+                provider_reference=f"cs_sandbox_{secrets.token_hex(10)}",
+                amount=payment.amount,
+                currency=payment.currency,
+            )
+            body, headers = sandbox_provider.signed_delivery(event)
+            services.webhook_receive(provider=sandbox_provider.SandboxProvider.name, body=body, headers=headers)
+        elif request.POST.get("action") == "cancel":
+            try:
+                services.elicitation_cancel(elicitation=row, source="checkout page")
+            except ElicitationNotPending:
+                pass
+        return redirect("approvals:status", elicitation_id=row.pk)
+    return render(request, "approvals/checkout.html", {"elicitation": row, "payment": row.payment})
+
+
+def status(request: HttpRequest, elicitation_id: str) -> HttpResponse:
+    """Where an elicitation stands; reloads itself while pending."""
+    row = get_object_or_404(Elicitation.objects.select_related("tenant"), pk=elicitation_id)
+    return render(request, "approvals/status.html", {"elicitation": row})
+
+
+@require_http_methods(["GET", "POST"])
+def consent(request: HttpRequest, elicitation_id: str) -> HttpResponse:
+    row = get_object_or_404(
+        Elicitation.objects.select_related("tenant"), pk=elicitation_id, kind=Elicitation.Kind.CONSENT
+    )
+    if request.method == "POST" and row.is_pending:
+        try:
+            services.consent_give(elicitation=row, agree=request.POST.get("action") == "agree")
+        except ElicitationNotPending:
+            pass
+        return redirect("approvals:status", elicitation_id=row.pk)
+    return render(request, "approvals/consent.html", {"elicitation": row})

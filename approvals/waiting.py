@@ -1,0 +1,76 @@
+"""Who in this process waits for an elicitation to end, and the handler that tells them.
+
+Two kinds of waiter, both process-local and both fed by the ``approvals.resolved`` broadcast
+(`on_resolved`, registered in `mcpsite.runtime.HANDLERS`), whichever process ended the row:
+
+- a round held open (2026-07-28) or a call waiting in-call (2025-11-25): an `anyio.Event`;
+- a 2025-11-25 session that was shown the URL: it gets ``notifications/elicitation/complete``
+  exactly once, from this process, because only this process holds that session. A session
+  that has gone away is dropped quietly (a failed send is logged).
+
+The SDK's `ServerSession` is per request but sends an unrelated notification on its connection's
+standalone stream, so the one from the request that showed the URL is kept until the row ends
+(or a day passes, or the table is full: then the oldest is dropped).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from mcpsite import events
+
+logger = logging.getLogger(__name__)
+
+_waiters: dict[str, set[anyio.Event]] = {}
+# elicitation id -> (registered at, the sessions that were shown it); insertion-ordered
+_sessions: dict[str, tuple[float, list[Any]]] = {}
+_SESSION_WATCH_SECONDS = 24 * 3600.0
+_SESSION_WATCH_MAX = 10_000
+
+
+@asynccontextmanager
+async def watching(elicitation_id: str) -> AsyncIterator[anyio.Event]:
+    """An event set when the row ends. Enter *before* re-reading the row, so an end that
+    lands between the read and the wait is not missed."""
+    event = anyio.Event()
+    _waiters.setdefault(elicitation_id, set()).add(event)
+    try:
+        yield event
+    finally:
+        waiting = _waiters.get(elicitation_id)
+        if waiting is not None:
+            waiting.discard(event)
+            if not waiting:
+                _waiters.pop(elicitation_id, None)
+
+
+def notify_session_on_end(elicitation_id: str, session: Any) -> None:
+    """Remember that `session` (2025-11-25) was shown this elicitation."""
+    now = time.monotonic()
+    for stale in [key for key, (at, _) in _sessions.items() if now - at > _SESSION_WATCH_SECONDS]:
+        _sessions.pop(stale, None)
+    while len(_sessions) >= _SESSION_WATCH_MAX:
+        _sessions.pop(next(iter(_sessions)))
+    _, sessions = _sessions.setdefault(elicitation_id, (now, []))
+    if not any(known is session for known in sessions):
+        sessions.append(session)
+
+
+async def on_resolved(event: events.Event) -> None:
+    elicitation_id = str(event.get("elicitation", ""))
+    _, sessions = _sessions.pop(elicitation_id, (0.0, []))
+    for session in sessions:
+        try:
+            await session.send_elicit_complete(elicitation_id)
+        except Exception as exc:  # the client left: nothing to tell, nothing to retry
+            logger.info("notifications/elicitation/complete for %s not sent: session gone (%r)", elicitation_id, exc)
+        else:
+            logger.info("notifications/elicitation/complete for %s sent", elicitation_id)
+    for waiter in list(_waiters.get(elicitation_id, ())):
+        waiter.set()

@@ -1,0 +1,654 @@
+"""The benchmark driver (run it through `bench/run`, which prepares PostgreSQL, Redis and the venv).
+
+Servers (each started alone, driven, stopped; the order rotates every repetition so drift and
+other load on the machine fall on all of them alike):
+
+- ours:    `uvicorn mcpsite.asgi:application`, tenant endpoint, DOT token + the database key ring;
+- bare:    `uvicorn bench.bare_app:app` (same uvicorn, same flags), in-memory token check, the
+           SDK's own AES-GCM codec: the floor of our stack;
+- peer:    django-mcpz under gunicorn gthread, with the same in-memory token check as `bare`
+           (its best case, and the pairing the targets use);
+- peer-db: django-mcpz with its own bearer-token app (a query per call): what its docs set up.
+           Reported, not a target.
+
+Parts: 1. plain call (wrk), 2. two-round call (bench/two_round.py), 3. codec (bench/codec.py).
+Parts 4 and 5 wait for URL-mode elicitation; they print "not yet measured".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import http.client
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results"
+PY = sys.executable
+VENV_BIN = Path(PY).parent
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+PLAIN_BODY = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": META},
+    }
+)
+PLAIN_EXPECT = "echo: hi"
+SERVERS = ("ours", "bare", "peer", "peer-db")
+TARGET_PEER = "peer"
+
+# Targets (issue 7): ours vs bare and vs the peer, per scenario and concurrency; codec vs the SDK's.
+MIN_TPUT_VS_BARE = 0.9
+MAX_P99_VS_BARE = 1.2
+MIN_TPUT_VS_PEER = 1.0
+MAX_CODEC_VS_SDK = 1.1
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def last_line(output: str) -> str:
+    return [line for line in output.splitlines() if line.strip()][-1].strip()
+
+
+def mcp_post(
+    url: str, token: str, tool: str, params: dict[str, Any], *, form: bool = False
+) -> tuple[int, dict[str, Any]]:
+    """One raw 2026-07-28 tools/call (stdlib only), for start-up probes and verification."""
+    meta = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}} if form else {}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": meta}})
+    host_port, _, path = url.removeprefix("http://").partition("/")
+    host, _, port = host_port.partition(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.request(
+            "POST",
+            "/" + path,
+            body=body,
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": tool,
+                "Authorization": f"Bearer {token}",
+            },
+        )
+        response = conn.getresponse()
+        payload = response.read()
+    finally:
+        conn.close()
+    try:
+        return response.status, json.loads(payload)
+    except ValueError:
+        return response.status, {"raw": payload.decode(errors="replace")[:300]}
+
+
+@dataclass
+class Server:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    url: str
+    token: str
+    cpu: str | None
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    def start(self) -> None:
+        prefix = ["taskset", "-c", self.cpu] if self.cpu else []
+        with self.log_path.open("ab") as out:
+            # Own process group, so stop() ends exactly what this started (gunicorn's worker too).
+            self.process = subprocess.Popen(
+                prefix + self.argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited early; log: {self.log_path}\n{self.tail()}")
+            try:
+                status, _ = mcp_post(self.url, self.token, "echo", {"name": "echo", "arguments": {"text": "hi"}})
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.name} did not answer within 60 s; log: {self.log_path}\n{self.tail()}")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.process = None
+
+    def pids(self) -> list[int]:
+        """The process that serves requests (gunicorn: its one worker)."""
+        assert self.process is not None
+        children = subprocess.run(
+            ["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()
+        # `taskset` execs the server, so the Popen pid is the server (uvicorn) or gunicorn's master.
+        return [int(p) for p in children] or [self.process.pid]
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+# --- preparing the servers -----------------------------------------------------------------
+
+
+def prepare(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
+    env = dict(os.environ)
+    ports = {name: free_port() for name in SERVERS}
+    cpu = None if args.no_pin else args.server_cpu
+
+    # ours: tenant `bench` (toolset `bench`), its member, the key ring, a token for this port.
+    ours_root = f"http://127.0.0.1:{ports['ours']}"
+    subprocess.run([PY, "bench/seed.py"], cwd=ROOT, env=env, check=True)
+    minted = subprocess.run(
+        [PY, "manage.py", "mcp_token", "--tenant", "bench", "--user", "bench", "--site-root", ours_root],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    ours_token = last_line(minted.stdout)
+
+    # peer: a user and one of its bearer tokens (the memory variant is handed the same token).
+    peer_manage = [PY, "-m", "bench.peer_site.manage"]
+    subprocess.run(
+        [*peer_manage, "shell", "-v0", "-c", "from django.contrib.auth.models import User; "
+         "User.objects.get_or_create(username='bench')"],
+        cwd=ROOT, env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    created = subprocess.run(
+        [*peer_manage, "mcpz", "bearer-tokens", "create", "bench", "--user", "bench"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    peer_token = last_line(created.stdout)
+    bare_token = os.urandom(24).hex()
+    state_key = os.urandom(32).hex()
+
+    uvicorn_flags = ["--host", "127.0.0.1", "--no-access-log", "--workers", "1"]
+    gunicorn = [
+        str(VENV_BIN / "gunicorn"),
+        "bench.peer_site.wsgi:application",
+        "--worker-class",
+        "gthread",
+        "--workers",
+        "1",
+        "--threads",
+        str(args.peer_threads),
+        "--no-control-socket",
+    ]
+    servers = {
+        "ours": Server(
+            "ours",
+            [PY, "-m", "uvicorn", "mcpsite.asgi:application", *uvicorn_flags, "--port", str(ports["ours"])],
+            {**env, "PORT": str(ports["ours"]), "MCPSITE_SITE_ROOT": ours_root},
+            f"{ours_root}/t/bench/mcp",
+            ours_token,
+            cpu,
+            workdir / "ours.log",
+        ),
+        "bare": Server(
+            "bare",
+            [PY, "-m", "uvicorn", "bench.bare_app:app", *uvicorn_flags, "--port", str(ports["bare"])],
+            {**env, "BENCH_PORT": str(ports["bare"]), "BENCH_TOKEN": bare_token, "BENCH_STATE_KEY": state_key},
+            f"http://127.0.0.1:{ports['bare']}/mcp",
+            bare_token,
+            cpu,
+            workdir / "bare.log",
+        ),
+        "peer": Server(
+            "peer",
+            [*gunicorn, "--bind", f"127.0.0.1:{ports['peer']}"],
+            {**env, "BENCH_PEER_AUTH": "memory", "BENCH_TOKEN": peer_token},
+            f"http://127.0.0.1:{ports['peer']}/mcp",
+            peer_token,
+            cpu,
+            workdir / "peer.log",
+        ),
+        "peer-db": Server(
+            "peer-db",
+            [*gunicorn, "--bind", f"127.0.0.1:{ports['peer-db']}"],
+            {**env, "BENCH_PEER_AUTH": "db", "BENCH_TOKEN": ""},
+            f"http://127.0.0.1:{ports['peer-db']}/mcp",
+            peer_token,
+            cpu,
+            workdir / "peer-db.log",
+        ),
+    }
+    return {name: servers[name] for name in args.servers}
+
+
+def verify(server: Server) -> bytes | None:
+    """Each server answers both scenarios correctly before it is measured (else the run fails).
+    Returns the plaintext of the bare SDK's round-1 requestState (the codec benchmark's payload)."""
+    status, reply = mcp_post(server.url, server.token, "echo", {"name": "echo", "arguments": {"text": "hi"}})
+    text = reply.get("result", {}).get("content", [{}])[0].get("text")
+    if status != 200 or text != PLAIN_EXPECT:
+        raise RuntimeError(f"{server.name}: plain call answered {status} {reply}")
+    params = {"name": "greet", "arguments": {"name": "ann"}}
+    status, first = mcp_post(server.url, server.token, "greet", params, form=True)
+    result = first.get("result", {})
+    if status != 200 or result.get("resultType") != "input_required":
+        raise RuntimeError(f"{server.name}: round 1 answered {status} {first}")
+    (key,) = result["inputRequests"]
+    retry = {**params, "inputResponses": {key: {"action": "accept", "content": {"colour": "blue"}}}}
+    status, final = mcp_post(
+        server.url, server.token, "greet", {**retry, "requestState": result["requestState"]}, form=True
+    )
+    text = final.get("result", {}).get("content", [{}])[0].get("text")
+    if status != 200 or text != "hello ann in blue":
+        raise RuntimeError(f"{server.name}: retry answered {status} {final}")
+    if server.name == "bare":
+        from mcp.server.request_state import AESGCMRequestStateCodec
+
+        codec = AESGCMRequestStateCodec([server.env["BENCH_STATE_KEY"]])
+        return codec.unseal(result["requestState"])
+    return None
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+
+def wrk_plain(server: Server, concurrency: int, duration: float, load_cpu: str | None) -> dict[str, Any]:
+    prefix = ["taskset", "-c", load_cpu] if load_cpu else []
+    env = {
+        **os.environ,
+        "BENCH_BODY": PLAIN_BODY,
+        "BENCH_TOKEN": server.token,
+        "BENCH_TOOL": "echo",
+        "BENCH_EXPECT": PLAIN_EXPECT,
+    }
+    argv = [
+        *prefix,
+        "wrk",
+        "-t1",
+        f"-c{concurrency}",
+        f"-d{duration:g}s",
+        "--timeout",
+        "10s",
+        "--latency",
+        "-s",
+        str(BENCH / "plain.lua"),
+        server.url,
+    ]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+    line = next((ln for ln in out.splitlines() if ln.startswith("BENCH_RESULT ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk printed no result:\n{out}")
+    raw = json.loads(line.removeprefix("BENCH_RESULT "))
+    errors = sum(raw["errors"].values()) + raw["bad"]
+    if errors:
+        raise RuntimeError(f"{server.name} plain c={concurrency}: {errors} bad responses or socket errors: {raw}")
+    return {
+        "throughput": raw["requests"] / (raw["duration_us"] / 1e6),
+        "p50_ms": raw["latency_us"]["50"] / 1000,
+        "p99_ms": raw["latency_us"]["99"] / 1000,
+        "percentiles_ms": {p: v / 1000 for p, v in raw["latency_us"].items()},
+        "requests": raw["requests"],
+    }
+
+
+def two_round(server: Server, concurrency: int, duration: float, load_cpu: str | None) -> dict[str, Any]:
+    prefix = ["taskset", "-c", load_cpu] if load_cpu else []
+    argv = [
+        *prefix,
+        PY,
+        str(BENCH / "two_round.py"),
+        server.url,
+        server.token,
+        "--concurrency",
+        str(concurrency),
+        "--duration",
+        f"{duration:g}",
+        "--warmup",
+        "1",
+    ]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    raw = json.loads(last_line(out).removeprefix("BENCH_RESULT "))
+    if raw["errors"] or not raw["calls"]:
+        raise RuntimeError(
+            f"{server.name} two-round c={concurrency}: {raw['errors']} failed calls: {raw['error_samples']}"
+        )
+    return {
+        "throughput": raw["calls"] / (raw["duration_us"] / 1e6),
+        "p50_ms": raw["latency_us"]["50"] / 1000,
+        "p99_ms": raw["latency_us"]["99"] / 1000,
+        "percentiles_ms": {p: v / 1000 for p, v in raw["latency_us"].items()},
+        "requests": raw["calls"] * 2,
+    }
+
+
+def profile(server: Server, args: argparse.Namespace, stamp: str) -> None:
+    """py-spy record of the serving process during a plain-call run at the highest concurrency."""
+    pid = server.pids()[0]
+    RESULTS.mkdir(exist_ok=True)
+    base = RESULTS / f"profile-{server.name}-{stamp}"
+    spy = subprocess.Popen(
+        [str(VENV_BIN / "py-spy"), "record", "--pid", str(pid), "--rate", "250", "--duration",
+         f"{args.duration:g}", "--format", "raw", "--output", f"{base}.txt", "--nonblocking"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    wrk_plain(server, max(args.concurrency), args.duration, None if args.no_pin else args.load_cpu)
+    spy.wait(timeout=60)
+    log(f"  profile of {server.name}: {base}.txt (collapsed stacks; flamegraph.pl or speedscope read it)")
+
+
+def not_yet_measured(part: str) -> dict[str, str]:
+    log(f"{part}: not yet measured")
+    return {"status": "not yet measured"}
+
+
+def measure_completion_latency() -> dict[str, str]:
+    # TODO(issue 7 part 4): URL-mode completion latency (webhook -> waiting retry answers), once
+    # the URL-mode elicitation feature (approvals) lands: time from the provider webhook's 200 to
+    # the held retry round's response, median and p99, ours only (neither baseline has URL mode).
+    return not_yet_measured("4. completion latency")
+
+
+def measure_scale() -> dict[str, str]:
+    # TODO(issue 7 part 5): 100,000 pending elicitation rows on PostgreSQL: seed them, then repeat
+    # the plain and two-round measurements and the completion latency against that table.
+    return not_yet_measured("5. scale (100,000 pending elicitations)")
+
+
+# --- summarising ------------------------------------------------------------------------------
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def summarise(raw: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for scenario, by_server in raw.items():
+        summary[scenario] = {}
+        for server, by_c in by_server.items():
+            summary[scenario][server] = {}
+            for c, reps in by_c.items():
+                percentiles = {
+                    p: statistics.median(r["percentiles_ms"][p] for r in reps) for p in reps[0]["percentiles_ms"]
+                }
+                summary[scenario][server][c] = {
+                    "throughput": spread([r["throughput"] for r in reps]),
+                    "p50_ms": spread([r["p50_ms"] for r in reps]),
+                    "p99_ms": spread([r["p99_ms"] for r in reps]),
+                    "percentiles_ms": percentiles,
+                }
+    return summary
+
+
+def verdict(ok: bool) -> str:
+    return "pass" if ok else "short of target"
+
+
+def targets(summary: dict[str, Any], codec: dict[str, Any] | None) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for scenario, by_server in summary.items():
+        ours = by_server.get("ours")
+        if ours is None:
+            continue
+        for c, m in ours.items():
+            bare = by_server.get("bare", {}).get(c)
+            peer = by_server.get(TARGET_PEER, {}).get(c)
+            if bare is not None:
+                ratio = m["throughput"]["median"] / bare["throughput"]["median"]
+                rows.append({"scenario": scenario, "c": c, "target": f"throughput >= {MIN_TPUT_VS_BARE}x bare",
+                             "ratio": ratio, "result": verdict(ratio >= MIN_TPUT_VS_BARE)})  # fmt: skip
+                ratio = m["p99_ms"]["median"] / bare["p99_ms"]["median"]
+                rows.append({"scenario": scenario, "c": c, "target": f"p99 <= {MAX_P99_VS_BARE}x bare",
+                             "ratio": ratio, "result": verdict(ratio <= MAX_P99_VS_BARE)})  # fmt: skip
+            if peer is not None:
+                ratio = m["throughput"]["median"] / peer["throughput"]["median"]
+                rows.append({"scenario": scenario, "c": c, "target": f"throughput >= {MIN_TPUT_VS_PEER}x peer",
+                             "ratio": ratio, "result": verdict(ratio >= MIN_TPUT_VS_PEER)})  # fmt: skip
+    if codec is not None:
+        ratio = statistics.median(codec["us_per_round"]["ours"]) / statistics.median(codec["us_per_round"]["sdk"])
+        rows.append({"scenario": "codec", "c": "-", "target": f"time <= {MAX_CODEC_VS_SDK}x SDK codec",
+                     "ratio": ratio, "result": verdict(ratio <= MAX_CODEC_VS_SDK)})  # fmt: skip
+    return rows
+
+
+def fmt(s: dict[str, float], digits: int = 0) -> str:
+    return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
+
+
+def print_table(summary: dict[str, Any], codec: dict[str, Any] | None, rows: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
+    for scenario, by_server in summary.items():
+        lines.append(f"\n{scenario}: median (min-max) over repetitions")
+        lines.append(f"{'server':<8} {'c':>3}  {'calls/s':>22}  {'p50 ms':>20}  {'p99 ms':>22}  "
+                     f"{'ours/bare tput':>14} {'ours/bare p99':>13} {'ours/peer tput':>14}")  # fmt: skip
+        for server, by_c in by_server.items():
+            for c, m in by_c.items():
+                ratios = ""
+                if server == "ours":
+                    bare = by_server.get("bare", {}).get(c)
+                    peer = by_server.get(TARGET_PEER, {}).get(c)
+                    tb = f"{m['throughput']['median'] / bare['throughput']['median']:.2f}" if bare else "-"
+                    pb = f"{m['p99_ms']['median'] / bare['p99_ms']['median']:.2f}" if bare else "-"
+                    tp = f"{m['throughput']['median'] / peer['throughput']['median']:.2f}" if peer else "-"
+                    ratios = f"{tb:>14} {pb:>13} {tp:>14}"
+                lines.append(f"{server:<8} {c:>3}  {fmt(m['throughput']):>22}  {fmt(m['p50_ms'], 2):>20}  "
+                             f"{fmt(m['p99_ms'], 2):>22}  {ratios}")  # fmt: skip
+    if codec is not None:
+        lines.append(f"\ncodec: µs per round (seal + unseal, {codec['payload_bytes']}-byte payload), median (min-max)")
+        for name in ("ours", "sdk"):
+            lines.append(f"{name:<8} {fmt(spread(codec['us_per_round'][name]), 2)}")
+    lines.append("\ntargets")
+    for row in rows:
+        lines.append(
+            f"{row['scenario']:<10} c={row['c']!s:<3} {row['target']:<28} {row['ratio']:6.2f}  {row['result']}"
+        )
+    text = "\n".join(lines)
+    log(text)
+    return text
+
+
+def draw(summary: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import ScalarFormatter
+
+    scenarios = list(summary)
+    concurrencies = sorted({int(c) for s in summary.values() for by_c in s.values() for c in by_c})
+    size = (4.2 * len(concurrencies), 3.6 * len(scenarios))
+    fig, axes = plt.subplots(len(scenarios), len(concurrencies), figsize=size, squeeze=False)
+    colours = {"ours": "tab:blue", "bare": "tab:orange", "peer": "tab:green", "peer-db": "tab:gray"}
+    for i, scenario in enumerate(scenarios):
+        for j, c in enumerate(concurrencies):
+            ax = axes[i][j]
+            for server, by_c in summary[scenario].items():
+                m = by_c.get(str(c))
+                if m is None:
+                    continue
+                points = sorted((float(p), v) for p, v in m["percentiles_ms"].items())
+                xs = [100 - p for p, _ in points]  # distance from 100 %, so the tail spreads out
+                ax.plot(xs, [v for _, v in points], marker="o", label=server, color=colours.get(server))
+            ax.set_xscale("log")
+            ax.invert_xaxis()
+            ax.set_xticks([50, 25, 10, 5, 1, 0.1])
+            ax.set_xticklabels(["p50", "p75", "p90", "p95", "p99", "p99.9"])
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(ScalarFormatter())
+            ax.set_title(f"{scenario}, c={c}")
+            ax.set_ylabel("latency (ms)")
+            ax.grid(True, which="both", alpha=0.3)
+            if i == 0 and j == 0:
+                ax.legend()
+    fig.suptitle("Latency percentiles (median over repetitions; lower is better)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        cpu = next(
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+    }
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reps", type=int, default=3, help="repetitions (>= 3)")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
+    parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 16, 64])
+    parser.add_argument("--servers", type=lambda s: s.split(","), default=list(SERVERS))
+    parser.add_argument("--parts", type=lambda s: s.split(","), default=["plain", "two-round", "codec"])
+    parser.add_argument("--peer-threads", type=int, default=4, help="gunicorn gthread threads for the peer")
+    parser.add_argument("--server-cpu", default="0", help="CPU the server under test is pinned to")
+    parser.add_argument("--load-cpu", default="1", help="CPU the load generator is pinned to")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin with taskset")
+    parser.add_argument("--profile", default="", help="comma-separated servers to py-spy during a plain call")
+    args = parser.parse_args()
+    if (os.cpu_count() or 1) < 2:
+        args.no_pin = True
+    load_cpu = None if args.no_pin else args.load_cpu
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    workdir = Path(tempfile.mkdtemp(prefix="logs-", dir=os.environ.get("BENCH_TMP")))
+    RESULTS.mkdir(exist_ok=True)
+    started = time.monotonic()
+
+    servers = prepare(args, workdir)
+    log(f"servers: {', '.join(servers)}; logs in {workdir}")
+    payload: bytes | None = None
+    for server in servers.values():
+        server.start()
+        try:
+            payload = verify(server) or payload
+        finally:
+            server.stop()
+    log("every server answered both scenarios correctly")
+
+    raw: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
+    scenarios = [p for p in ("plain", "two-round") if p in args.parts]
+    load: list[tuple[str, float]] = []
+    names = list(servers)
+    for rep in range(args.reps if scenarios else 0):
+        order = names[rep % len(names) :] + names[: rep % len(names)]
+        for name in order:
+            server = servers[name]
+            server.start()
+            try:
+                wrk_plain(server, 16, 1.0, load_cpu)  # warm caches (token, tenant, imports) before measuring
+                for scenario in scenarios:
+                    for c in args.concurrency:
+                        load.append((f"{rep}/{name}/{scenario}/{c}", os.getloadavg()[0]))
+                        fn = wrk_plain if scenario == "plain" else two_round
+                        result = fn(server, c, args.duration, load_cpu)
+                        raw.setdefault(scenario, {}).setdefault(name, {}).setdefault(str(c), []).append(result)
+                        log(f"rep {rep + 1}/{args.reps} {name:<7} {scenario:<9} c={c:<3} "
+                            f"{result['throughput']:8.0f} calls/s  p50 {result['p50_ms']:7.2f} ms  "
+                            f"p99 {result['p99_ms']:7.2f} ms")  # fmt: skip
+                if rep == 0 and name in args.profile.split(","):
+                    profile(server, args, stamp)
+            finally:
+                server.stop()
+    # Every server in every order, so the summary's rows keep a stable order.
+    raw = {s: {n: raw[s][n] for n in names if n in raw[s]} for s in raw}
+
+    codec: dict[str, Any] | None = None
+    if "codec" in args.parts:
+        payload_file = workdir / "payload.bin"
+        codec_args = [PY, str(BENCH / "codec.py")]
+        if payload is not None:
+            payload_file.write_bytes(payload)
+            codec_args += ["--payload-file", str(payload_file)]
+        prefix = ["taskset", "-c", args.server_cpu] if not args.no_pin else []
+        out = subprocess.run(prefix + codec_args, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        codec = json.loads(last_line(out).removeprefix("BENCH_RESULT "))
+
+    later = {"completion_latency": measure_completion_latency(), "scale": measure_scale()}
+
+    summary = summarise(raw)
+    rows = targets(summary, codec)
+    table = print_table(summary, codec, rows)
+    report = {
+        "stamp": stamp,
+        "machine": machine(),
+        "config": {
+            "reps": args.reps,
+            "duration_s": args.duration,
+            "concurrency": args.concurrency,
+            "servers": names,
+            "target_peer": TARGET_PEER,
+            "peer_threads": args.peer_threads,
+            "pinning": None if args.no_pin else {"server": args.server_cpu, "load_generator": args.load_cpu},
+        },
+        "load_average_1m": dict(load),
+        "raw": raw,
+        "summary": summary,
+        "codec": codec,
+        "targets": rows,
+        "later": later,
+        "table": table,
+        "wall_seconds": round(time.monotonic() - started, 1),
+    }
+    out_json = RESULTS / f"{stamp}.json"
+    out_json.write_text(json.dumps(report, indent=2))
+    if summary:
+        draw(summary, RESULTS / "latency.png")
+    log(f"\nwrote {out_json.relative_to(ROOT)} and bench/results/latency.png ({report['wall_seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+"""`manage.py` for the peer site: `python -m bench.peer_site.manage migrate` (from the repo root)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.peer_site.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)

@@ -1,0 +1,420 @@
+"""URL-mode steps for tool authors: payments, staff approvals and consent, resolver style.
+
+A resolver decorated with `url_step` returns a step (`Payment`, `Approval`, `Consent`) the way a
+form resolver returns `Elicit`; the tool receives how it ended (`Completed`, `Declined`,
+`Cancelled`, `Expired`) through ``Annotated[UrlOutcome, Resolve(resolver)]``. Every step is a
+row (`approvals.models.Elicitation`), reused by a repeated call, so it survives restarts and is
+completed by a webhook, a staff decision or the user on a page, in whichever process.
+
+The SDK's resolvers know form questions (`Elicit`) but no URL mode, so the step rides the SDK's
+own machinery and is translated at its public seams (see README, "URL-mode elicitations"):
+
+- 2025-11-25: the resolver itself asks over the back-channel (`Context.elicit_url`, the row id as
+  elicitation id), waits in-call for the row to end, else answers the SDK's
+  `UrlElicitationRequiredError` (-32042); ``notifications/elicitation/complete`` follows from
+  whichever process holds the session (`approvals.waiting`).
+- 2026-07-28: a pending step is returned to the SDK as a private `Elicit` subclass, so it is
+  batched and carried in requestState exactly like the tool's form questions; `UrlModeMiddleware`
+  (inside the requestState boundary, installed by `UrlModeToolset`) swaps its rendering for a
+  URL-mode request on the way out, records the row id in the state, and takes the client's
+  URL-mode answer out again on the way in. A retry whose row is still pending is held open up to
+  ``APPROVALS["HOLD_SECONDS"]`` and otherwise answered with the request state alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import typing
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+import anyio
+from channels.db import database_sync_to_async
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import principal_components
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit as SdkElicit
+from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp_types import ElicitRequestURLParams, InputRequiredResult
+from mcp_types.methods import is_input_required
+from mcp_types.version import is_version_at_least
+from pydantic import BaseModel, ConfigDict
+
+from approvals import services, waiting
+from approvals.conf import approvals_settings
+from approvals.models import Elicitation, ElicitationNotPending
+from tools_app.toolsets import Toolset, tenant_of
+
+_INPUT_REQUIRED_VERSION = "2026-07-28"
+_STATE_KEY = "mcpsite.url"
+_CONTEXT_PARAM = "mcpsite_url_context"
+
+# --- what a resolver returns ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UrlStep:
+    """Base of the steps; `reference` names the step within the call (reused on a repeat)."""
+
+    reference: str
+    expires_in: float | None = field(default=None, kw_only=True)
+
+    kind: typing.ClassVar[str]
+
+    @property
+    def message(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Payment(UrlStep):
+    """Ask the user to pay `amount` `currency` on the provider's checkout page."""
+
+    amount: str | Decimal = "0"
+    currency: str = "EUR"
+    description: str = ""
+    provider: str = "sandbox"
+
+    kind = Elicitation.Kind.PAYMENT
+
+    @property
+    def message(self) -> str:
+        what = self.description or self.reference
+        return f"Please pay {Decimal(self.amount):.2f} {self.currency.upper()} for {what}."
+
+
+@dataclass(frozen=True)
+class Approval(UrlStep):
+    """Wait for a staff member to approve or deny (admin); the user gets a status page."""
+
+    reason: str = ""
+
+    kind = Elicitation.Kind.APPROVAL
+
+    @property
+    def message(self) -> str:
+        return f"This needs a staff approval: {self.reason}. Follow its status at the link."
+
+
+@dataclass(frozen=True)
+class Consent(UrlStep):
+    """Ask the user to agree to `text` on a consent page."""
+
+    text: str = ""
+
+    kind = Elicitation.Kind.CONSENT
+
+    @property
+    def message(self) -> str:
+        return f"Your consent is needed: {self.text}"
+
+
+# --- what the tool receives ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Completed:
+    """Paid, approved or agreed; `receipt` says by what (provider event, staff decision...)."""
+
+    elicitation_id: str
+    receipt: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Declined:
+    elicitation_id: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    elicitation_id: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Expired(Cancelled):
+    """Nobody finished it in time (a kind of cancellation: ``case Cancelled()`` matches it too)."""
+
+
+UrlOutcome = Completed | Declined | Cancelled
+
+
+def outcome_of(row: Elicitation) -> UrlOutcome:
+    if row.status == Elicitation.Status.COMPLETED:
+        return Completed(row.pk, receipt=dict(row.outcome.get("receipt", row.outcome)))
+    if row.status == Elicitation.Status.DECLINED:
+        return Declined(row.pk, note=str(row.outcome.get("note", "")))
+    if row.status == Elicitation.Status.EXPIRED:
+        return Expired(row.pk, reason="expired")
+    if row.status == Elicitation.Status.CANCELLED:
+        return Cancelled(row.pk, reason=str(row.outcome.get("cancelled_by", "")))
+    raise ValueError(f"elicitation {row.pk} is still pending")
+
+
+# --- the resolver decorator ---------------------------------------------------------------
+
+
+def url_step(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Make `fn` (a resolver that may return a `UrlStep`) resolve to the step's `UrlOutcome`.
+
+    `fn` keeps its parameters (tool arguments by name, other `Resolve(...)` dependencies, the
+    `Context`); a value that is not a step passes through unchanged, so a resolver can skip
+    the step (nothing to pay) by returning an outcome itself.
+    """
+    hints = typing.get_type_hints(fn, include_extras=True)
+    signature = inspect.signature(fn)
+    own_context = find_context_parameter(fn)
+    parameters = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+    if own_context is None:
+        parameters.append(inspect.Parameter(_CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+
+    async def resolver(**kwargs: Any) -> Any:
+        ctx = kwargs[own_context] if own_context is not None else kwargs.pop(_CONTEXT_PARAM)
+        result = fn(**kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        if not isinstance(result, UrlStep):
+            return result
+        return await _fulfil(result, ctx)
+
+    # The SDK keys a resolver's wire state by module:qualname: keep the author's.
+    resolver.__name__ = fn.__name__
+    resolver.__qualname__ = fn.__qualname__
+    resolver.__module__ = fn.__module__
+    resolver.__doc__ = fn.__doc__
+    resolver.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=parameters, return_annotation=inspect.Signature.empty
+    )
+    resolver.__annotations__ = {p.name: p.annotation for p in parameters}
+    return resolver
+
+
+# --- fulfilling a step --------------------------------------------------------------------
+
+
+class _UrlOpened(BaseModel):
+    """Placeholder form schema of the private marker; never reaches the wire."""
+
+    model_config = ConfigDict(title="Open the link")
+
+
+class _UrlAsk(SdkElicit[_UrlOpened]):
+    """A pending step as the SDK sees it: a form question it batches and tracks like any other."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, _UrlOpened)
+
+
+@dataclass
+class _Ask:
+    elicitation_id: str
+    message: str
+    url: str
+    shown: bool
+
+
+@dataclass
+class _Round:
+    """This 2026-07-28 round: rows the client was already shown (-> its answer this round, if
+    any) and the steps resolvers asked (keyed by the placeholder question's message)."""
+
+    shown: dict[str, str | None] = field(default_factory=dict)
+    asks: dict[str, _Ask] = field(default_factory=dict)
+
+
+_round: ContextVar[_Round | None] = ContextVar("mcpsite_url_round", default=None)
+
+
+def _uses_input_required(ctx: Context[Any, Any]) -> bool:
+    version = ctx.protocol_version
+    return version is not None and is_version_at_least(version, _INPUT_REQUIRED_VERSION)
+
+
+def _principal() -> tuple[str, str, str]:
+    token = get_access_token()
+    if token is None:
+        return ("", "", "")
+    client_id, issuer, subject = principal_components(token)
+    return (client_id or "", issuer or "", subject or "")
+
+
+def _call_identity(ctx: Context[Any, Any]) -> tuple[str, str]:
+    params = ctx.request_context.params or {}
+    arguments = params.get("arguments") or {}
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return str(params.get("name", "")), hashlib.sha256(canonical.encode()).hexdigest()
+
+
+_reload = database_sync_to_async(lambda pk: Elicitation.objects.get(pk=pk))
+
+
+async def _end_by_client(row: Elicitation, action: str | None) -> Elicitation:
+    end = services.elicitation_decline if action == "decline" else services.elicitation_cancel
+    try:
+        return await database_sync_to_async(end)(elicitation=row, source="client")
+    except ElicitationNotPending:
+        return await _reload(row.pk)
+
+
+async def _wait_for_end(row: Elicitation, seconds: float) -> Elicitation:
+    async with waiting.watching(row.pk) as ended:
+        row = await _reload(row.pk)
+        if row.is_pending and seconds > 0:
+            with anyio.move_on_after(seconds):
+                await ended.wait()
+            row = await _reload(row.pk)
+    return row
+
+
+async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
+    modern = _uses_input_required(ctx)
+    round_ = _round.get()
+    if modern and round_ is None:
+        raise RuntimeError("URL-mode steps need their toolset to be a tools_app.urlmode.UrlModeToolset")
+    tool, args_digest = _call_identity(ctx)
+    row = await database_sync_to_async(services.elicitation_open)(
+        tenant_id=tenant_of(ctx).id,
+        principal=_principal(),
+        tool=tool,
+        args_digest=args_digest,
+        kind=step.kind,
+        reference=step.reference,
+        message=step.message,
+        payment=(
+            services.PaymentTerms(
+                amount=Decimal(step.amount),
+                currency=step.currency.upper(),
+                description=step.description,
+                provider=step.provider,
+            )
+            if isinstance(step, Payment)
+            else None
+        ),
+        expires_in=step.expires_in,
+        known_ids=list(round_.shown) if round_ is not None else [],
+    )
+    if not row.is_pending:
+        return outcome_of(row)
+    if not modern:
+        return await _fulfil_back_channel(row, ctx)
+    assert round_ is not None
+    shown = row.pk in round_.shown
+    if shown:
+        answer = round_.shown[row.pk]
+        if answer in ("decline", "cancel"):
+            row = await _end_by_client(row, answer)
+        else:
+            row = await _wait_for_end(row, approvals_settings()["HOLD_SECONDS"])
+        if not row.is_pending:
+            return outcome_of(row)
+    placeholder = f"{row.message} [{row.pk}]"
+    round_.asks[placeholder] = _Ask(elicitation_id=row.pk, message=row.message, url=row.url, shown=shown)
+    return _UrlAsk(placeholder)
+
+
+async def _fulfil_back_channel(row: Elicitation, ctx: Context[Any, Any]) -> UrlOutcome:
+    """2025-11-25: ask now over the back-channel, then wait in-call for the row to end."""
+    answer = await ctx.elicit_url(row.message, row.url, row.pk)
+    if answer.action != "accept":
+        return outcome_of(await _end_by_client(row, answer.action))
+    waiting.notify_session_on_end(row.pk, ctx.session)
+    row = await _wait_for_end(row, approvals_settings()["LEGACY_WAIT_SECONDS"])
+    if not row.is_pending:
+        return outcome_of(row)
+    # Still open: tell the client to retry once notifications/elicitation/complete names it.
+    raise UrlElicitationRequiredError([ElicitRequestURLParams(message=row.message, url=row.url, elicitation_id=row.pk)])
+
+
+# --- the middleware and the toolset that installs it --------------------------------------
+
+
+def _unwrap_state(state: str) -> tuple[str | None, dict[str, str]] | None:
+    try:
+        decoded = json.loads(state)
+    except ValueError:
+        return None
+    ours = decoded.get(_STATE_KEY) if isinstance(decoded, dict) else None
+    if not isinstance(ours, dict) or not isinstance(ours.get("rows"), dict):
+        return None
+    inner = decoded.get("s")
+    return (inner if isinstance(inner, str) else None), {str(k): str(v) for k, v in ours["rows"].items()}
+
+
+def _wrap_state(inner: Any, rows: dict[str, str]) -> str:
+    return json.dumps({_STATE_KEY: {"v": 1, "rows": rows}, "s": inner}, separators=(",", ":"))
+
+
+class UrlModeMiddleware:
+    """Translates URL-mode steps at the 2026-07-28 wire (see the module docstring).
+
+    Sits inside the SDK's requestState boundary, so it reads and writes the plaintext state;
+    the boundary seals what it returns.
+    """
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call" or not is_version_at_least(ctx.protocol_version, _INPUT_REQUIRED_VERSION):
+            return await call_next(ctx)
+        round_ = _Round()
+        params = dict(ctx.params or {})
+        state = params.get("requestState")
+        unwrapped = _unwrap_state(state) if isinstance(state, str) else None
+        if unwrapped is not None:
+            inner, rows = unwrapped
+            responses = dict(params.get("inputResponses") or {})
+            for key, elicitation_id in rows.items():
+                answer = responses.pop(key, None)
+                round_.shown[elicitation_id] = answer.get("action") if isinstance(answer, dict) else None
+            params["requestState"] = inner
+            params["inputResponses"] = responses or None
+            ctx = replace(ctx, params=params)
+        token = _round.set(round_)
+        try:
+            result = await call_next(ctx)
+        finally:
+            _round.reset(token)
+        if not round_.asks or not is_input_required(result):
+            return result
+        return self._rewrite(result, round_)
+
+    @staticmethod
+    def _rewrite(result: InputRequiredResult | dict[str, Any], round_: _Round) -> dict[str, Any]:
+        wire = (
+            result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if isinstance(result, InputRequiredResult)
+            else dict(result)
+        )
+        requests = dict(wire.get("inputRequests") or {})
+        rows: dict[str, str] = {}
+        for key, request in list(requests.items()):
+            ask = round_.asks.get(str((request.get("params") or {}).get("message")))
+            if request.get("method") != "elicitation/create" or ask is None:
+                continue
+            rows[key] = ask.elicitation_id
+            if ask.shown:  # the client has the link; it only needs to poll
+                del requests[key]
+            else:
+                url_params = {"mode": "url", "message": ask.message, "url": ask.url}
+                requests[key] = {"method": "elicitation/create", "params": url_params}
+        if requests:
+            wire["inputRequests"] = requests
+        else:
+            wire.pop("inputRequests", None)
+        wire["requestState"] = _wrap_state(wire.get("requestState"), rows)
+        return wire
+
+
+class UrlModeToolset(Toolset):
+    """A `Toolset` whose tools may use `url_step` resolvers: installs `UrlModeMiddleware` once."""
+
+    def install(self, server: MCPServer[Any]) -> None:
+        super().install(server)
+        if not any(isinstance(m, UrlModeMiddleware) for m in server.middleware):
+            server.middleware.append(UrlModeMiddleware())
