@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin, messages
@@ -9,11 +10,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from approvals import services
-from approvals.models import Elicitation, ElicitationNotPending, Payment, WebhookDelivery
+from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 
 
 class PaymentInline(admin.StackedInline):
@@ -26,16 +28,90 @@ class PaymentInline(admin.StackedInline):
         return False
 
 
+class AgeFilter(admin.SimpleListFilter):
+    title = "age"
+    parameter_name = "age"
+    BUCKETS = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("1h", "under an hour"), ("1d", "under a day"), ("7d", "under a week"), ("older", "a week or older")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> QuerySet[Elicitation]:
+        value = self.value()
+        now = timezone.now()
+        if value in self.BUCKETS:
+            return queryset.filter(created_at__gte=now - self.BUCKETS[value])
+        if value == "older":
+            return queryset.filter(created_at__lt=now - self.BUCKETS["7d"])
+        return queryset
+
+
+class FlaggedFilter(admin.SimpleListFilter):
+    title = "flagged payments"
+    parameter_name = "flagged"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "money received for an ended step")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> QuerySet[Elicitation]:
+        if self.value() == "yes":
+            return queryset.filter(deliveries__flagged=True).distinct()
+        return queryset
+
+
+class DeliveryInline(admin.TabularInline):
+    model = WebhookDelivery
+    fields = readonly_fields = ("received_at", "provider", "event_id", "event_type", "outcome", "flagged")
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class EventInline(admin.TabularInline):
+    model = ElicitationEvent
+    verbose_name_plural = "audit trail"
+    fields = readonly_fields = ("at", "status", "source", "actor", "note")
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+# Detail-page buttons -> (the service, whether a note is required). Each ends the row, audits it
+# and publishes the completion event, exactly as the webhook and the beat task do.
+STAFF_ACTIONS: dict[str, str] = {
+    "_approve": "approved",
+    "_deny": "denied",
+    "_complete": "marked completed",
+    "_cancel": "cancelled",
+    "_expire": "expired",
+}
+
+
+def staff_end(row: Elicitation, button: str, user: Any, note: str) -> Elicitation:
+    if button in ("_approve", "_deny"):
+        return services.approval_decide(elicitation=row, user=user, approve=button == "_approve", note=note)
+    if button == "_complete":
+        return services.elicitation_complete_by_staff(elicitation=row, user=user, reason=note)
+    if button == "_cancel":
+        return services.elicitation_cancel_by_staff(elicitation=row, user=user, reason=note)
+    return services.elicitation_expire_by_staff(elicitation=row, user=user, reason=note)
+
+
 @admin.register(Elicitation)
 class ElicitationAdmin(admin.ModelAdmin):
     list_display = ["id", "tenant", "kind", "status", "tool", "reference", "subject", "created_at", "expires_at"]
-    list_filter = ["status", "kind", "tenant"]
+    list_filter = ["status", "kind", "tenant", AgeFilter, FlaggedFilter]
     list_select_related = ["tenant"]
-    search_fields = ["id", "reference", "tool", "subject"]
+    search_fields = ["id", "client_id", "subject", "tool", "reference", "payment__provider_reference"]
     readonly_fields = [f.name for f in Elicitation._meta.fields] + ["page"]
-    inlines = [PaymentInline]
-    actions = ["approve", "deny"]
+    inlines = [PaymentInline, DeliveryInline, EventInline]
+    actions = ["approve", "deny", "cancel", "expire"]
     change_form_template = "approvals/admin/elicitation_change_form.html"
+    show_full_result_count = False  # no COUNT(*) over every row on each page
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -48,37 +124,48 @@ class ElicitationAdmin(admin.ModelAdmin):
         decide = self.admin_site.admin_view(require_POST(self.decide_view))
         return [path("<str:elicitation_id>/decide/", decide, name="approvals_elicitation_decide"), *super().get_urls()]
 
-    def _decide(self, request: HttpRequest, row: Elicitation, *, approve: bool, note: str) -> bool:
-        try:
-            services.approval_decide(elicitation=row, user=request.user, approve=approve, note=note)
-        except (ElicitationNotPending, services.WrongKind) as exc:
-            self.message_user(request, str(exc), messages.WARNING)
-            return False
-        return True
-
     def decide_view(self, request: HttpRequest, elicitation_id: str) -> HttpResponse:
         if not self.has_change_permission(request):
             return HttpResponse(status=403)
         row = get_object_or_404(Elicitation, pk=elicitation_id)
-        approve = "_approve" in request.POST
-        if self._decide(request, row, approve=approve, note=request.POST.get("note", "").strip()):
-            self.message_user(request, f"{row.pk} {'approved' if approve else 'denied'}; the waiting client is told.")
+        button = next((name for name in STAFF_ACTIONS if name in request.POST), None)
+        if button is None:
+            return HttpResponse("no action chosen", status=400)
+        try:
+            staff_end(row, button, request.user, request.POST.get("note", "").strip())
+        except (ElicitationNotPending, services.WrongKind, ValueError) as exc:
+            self.message_user(request, str(exc), messages.WARNING)
+        else:
+            self.message_user(request, f"{row.pk} {STAFF_ACTIONS[button]}; the waiting client is told.")
         return HttpResponseRedirect(reverse("admin:approvals_elicitation_change", args=[row.pk]))
 
-    def _decide_many(self, request: HttpRequest, queryset: QuerySet[Elicitation], *, approve: bool) -> None:
-        rows = queryset.filter(kind=Elicitation.Kind.APPROVAL, status=Elicitation.Status.PENDING)
-        decided = sum(self._decide(request, row, approve=approve, note="") for row in rows)
-        skipped = queryset.count() - decided
-        verb = "approved" if approve else "denied"
-        self.message_user(request, f"{decided} approval(s) {verb}; {skipped} skipped (not a pending approval).")
+    def _act(self, request: HttpRequest, queryset: QuerySet[Elicitation], button: str) -> None:
+        done = skipped = 0
+        for row in queryset.filter(status=Elicitation.Status.PENDING):
+            try:
+                staff_end(row, button, request.user, "")
+            except (ElicitationNotPending, services.WrongKind, ValueError):
+                skipped += 1
+            else:
+                done += 1
+        skipped += queryset.exclude(status=Elicitation.Status.PENDING).count()
+        self.message_user(request, f"{done} {STAFF_ACTIONS[button]}; {skipped} skipped (not pending, or another kind).")
 
-    @admin.action(description="Approve selected pending approvals")
+    @admin.action(description="Approve selected pending approvals", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._decide_many(request, queryset, approve=True)
+        self._act(request, queryset, "_approve")
 
-    @admin.action(description="Deny selected pending approvals")
+    @admin.action(description="Deny selected pending approvals", permissions=["change"])
     def deny(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._decide_many(request, queryset, approve=False)
+        self._act(request, queryset, "_deny")
+
+    @admin.action(description="Cancel selected pending elicitations", permissions=["change"])
+    def cancel(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
+        self._act(request, queryset, "_cancel")
+
+    @admin.action(description="Expire selected pending elicitations", permissions=["change"])
+    def expire(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
+        self._act(request, queryset, "_expire")
 
 
 @admin.register(WebhookDelivery)

@@ -121,10 +121,12 @@ class Elicitation(models.Model):
                 | (~Q(status="pending") & Q(completed_at__isnull=False)),
                 name="completed_at_iff_ended",
             ),
-            # Money is only ever confirmed by a verified provider event.
+            # Money is confirmed by a verified provider event, or by a named staff member (audited).
             models.CheckConstraint(
-                condition=~Q(kind="payment", status="completed") | Q(completed_by_event__isnull=False),
-                name="payment_completed_by_webhook",
+                condition=~Q(kind="payment", status="completed")
+                | Q(completed_by_event__isnull=False)
+                | Q(completed_by_user__isnull=False),
+                name="payment_completed_by_webhook_or_staff",
             ),
             models.CheckConstraint(condition=Q(expires_at__gt=models.F("created_at")), name="expires_after_created"),
         ]
@@ -211,3 +213,20 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} {self.event_id} ({self.outcome})"
+
+
+class ElicitationEvent(models.Model):
+    """The audit trail of one elicitation: how it ended, and every staff action on it."""
+
+    elicitation = models.ForeignKey(Elicitation, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(default=timezone.now)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    source = models.CharField(max_length=40, help_text="webhook, staff, user, beat, client")
+    status = models.CharField(max_length=16, choices=Elicitation.Status.choices)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["at"]
+
+    def __str__(self) -> str:
+        return f"{self.elicitation_id} {self.status} by {self.source}"

@@ -22,7 +22,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals.conf import approvals_settings
-from approvals.models import Elicitation, ElicitationNotPending, Payment, WebhookDelivery, new_elicitation_id
+from approvals.models import (
+    Elicitation,
+    ElicitationEvent,
+    ElicitationNotPending,
+    Payment,
+    WebhookDelivery,
+    new_elicitation_id,
+)
 from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
 from mcpsite import events
 
@@ -156,13 +163,17 @@ def _end(
     event: WebhookDelivery | None = None,
     user: Any = None,
     kind: str | None = None,
+    source: str,
+    note: str = "",
 ) -> Elicitation:
-    """Lock, end and save one row; publish after commit. Raises `ElicitationNotPending`."""
+    """Lock, end, audit and save one row; publish after commit. Raises `ElicitationNotPending`."""
     row = Elicitation.objects.select_for_update().get(pk=elicitation_id)
     if kind is not None and row.kind != kind:
         raise WrongKind(elicitation=row, expected=kind)
     row.resolve(status=status, outcome=outcome, event=event, user=user)
     row.save(update_fields=["status", "outcome", "completed_at", "completed_by_event", "completed_by_user"])
+    actor_id = user.pk if user is not None and getattr(user, "is_authenticated", False) else None
+    ElicitationEvent.objects.create(elicitation=row, actor_id=actor_id, source=source, status=status, note=note)
     transaction.on_commit(lambda: publish_resolved(row.pk))
     logger.info("elicitation %s %s", row.pk, status)
     return row
@@ -179,6 +190,8 @@ def approval_decide(*, elicitation: Elicitation, user: Any, approve: bool, note:
         outcome={"decision": decision, "note": note, "by": by},
         user=user,
         kind=Elicitation.Kind.APPROVAL,
+        source="staff",
+        note=f"{decision}: {note}" if note else decision,
     )
 
 
@@ -190,18 +203,59 @@ def consent_give(*, elicitation: Elicitation, agree: bool) -> Elicitation:
         status=Elicitation.Status.COMPLETED if agree else Elicitation.Status.DECLINED,
         outcome={"consent": "given" if agree else "refused"},
         kind=Elicitation.Kind.CONSENT,
+        source="user",
     )
 
 
 @transaction.atomic
 def elicitation_cancel(*, elicitation: Elicitation, source: str) -> Elicitation:
     """The user cancelled (checkout page) or the client declined to open the URL."""
-    return _end(elicitation.pk, status=Elicitation.Status.CANCELLED, outcome={"cancelled_by": source})
+    return _end(elicitation.pk, status=Elicitation.Status.CANCELLED, outcome={"cancelled_by": source}, source=source)
 
 
 @transaction.atomic
 def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation:
-    return _end(elicitation.pk, status=Elicitation.Status.DECLINED, outcome={"declined_by": source})
+    return _end(elicitation.pk, status=Elicitation.Status.DECLINED, outcome={"declined_by": source}, source=source)
+
+
+# --- staff actions (admin) ------------------------------------------------------------------
+
+
+@transaction.atomic
+def elicitation_complete_by_staff(*, elicitation: Elicitation, user: Any, reason: str) -> Elicitation:
+    """Staff mark a step done (e.g. a payment confirmed out of band); the reason is required and audited."""
+    if not reason.strip():
+        raise ValueError("Say why you mark it completed: the reason is kept in the audit trail.")
+    by = getattr(user, "get_username", lambda: "")()
+    receipt: dict[str, Any] = {"by": by, "reason": reason, "provider": "staff"}
+    payment = Payment.objects.filter(elicitation_id=elicitation.pk).first()
+    if payment is not None:  # the same receipt shape a provider event gives, so tools need no special case
+        receipt |= {"provider_reference": f"staff:{by}", "amount": str(payment.amount), "currency": payment.currency}
+    return _end(
+        elicitation.pk,
+        status=Elicitation.Status.COMPLETED,
+        outcome={"receipt": receipt},
+        user=user,
+        source="staff",
+        note=reason,
+    )
+
+
+@transaction.atomic
+def elicitation_cancel_by_staff(*, elicitation: Elicitation, user: Any, reason: str = "") -> Elicitation:
+    by = getattr(user, "get_username", lambda: "")()
+    outcome = {"cancelled_by": "staff", "by": by, "reason": reason}
+    return _end(
+        elicitation.pk, status=Elicitation.Status.CANCELLED, outcome=outcome, user=user, source="staff", note=reason
+    )
+
+
+@transaction.atomic
+def elicitation_expire_by_staff(*, elicitation: Elicitation, user: Any, reason: str = "") -> Elicitation:
+    outcome = {"expired": True, "by": getattr(user, "get_username", lambda: "")()}
+    return _end(
+        elicitation.pk, status=Elicitation.Status.EXPIRED, outcome=outcome, user=user, source="staff", note=reason
+    )
 
 
 def elicitations_expire(*, now: Any = None) -> int:
@@ -210,7 +264,7 @@ def elicitations_expire(*, now: Any = None) -> int:
     for elicitation_id in list(Elicitation.objects.stale(now).values_list("pk", flat=True)):
         try:
             with transaction.atomic():
-                _end(elicitation_id, status=Elicitation.Status.EXPIRED, outcome={"expired": True})
+                _end(elicitation_id, status=Elicitation.Status.EXPIRED, outcome={"expired": True}, source="beat")
         except ElicitationNotPending:
             continue  # completed meanwhile: the webhook won the race, fairly
         expired += 1
@@ -278,7 +332,14 @@ def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
             }
             payment.provider_reference = event.provider_reference
             payment.save(update_fields=["provider_reference"])
-            _end(row.pk, status=Elicitation.Status.COMPLETED, outcome={"receipt": receipt}, event=delivery)
+            _end(
+                row.pk,
+                status=Elicitation.Status.COMPLETED,
+                outcome={"receipt": receipt},
+                event=delivery,
+                source="webhook",
+                note=f"{delivery.provider} event {delivery.event_id}",
+            )
             delivery.outcome = WebhookDelivery.Outcome.COMPLETED
     delivery.save(update_fields=["outcome", "flagged", "elicitation"])
     if delivery.flagged:
