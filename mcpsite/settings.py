@@ -282,6 +282,9 @@ CELERY_BEAT_SCHEDULE = {
         "task": "approvals.tasks.elicitations_republish",
         "schedule": APPROVALS["REPUBLISH_EVERY_SECONDS"],
     },
+    "tokens-clear-expired": {"task": "mcpsite.tasks.tokens_clear_expired", "schedule": 3600.0},
+    "request-states-purge": {"task": "mcpsite.tasks.request_states_purge", "schedule": 3600.0},
+    "heartbeats-purge": {"task": "mcpsite.tasks.heartbeats_purge", "schedule": 3600.0},
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")

@@ -1,0 +1,44 @@
+"""What beat runs with nobody waiting: every scheduled task exists, and the clean-ups delete only
+what is past its use."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from mcpsite import tasks
+from mcpsite.models import ConsumedRequestState, ProcessHeartbeat
+
+pytestmark = pytest.mark.django_db
+
+
+def test_every_beat_entry_names_a_registered_task() -> None:
+    from mcpsite.celery import app
+
+    app.loader.import_default_modules()
+    for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
+        assert entry["task"] in app.tasks, name
+        assert import_string(entry["task"]).name == entry["task"]
+
+
+def test_expired_request_state_claims_are_purged_and_live_ones_kept() -> None:
+    now = timezone.now()
+    ConsumedRequestState.objects.create(digest="old", expires_at=now - timedelta(seconds=1))
+    ConsumedRequestState.objects.create(digest="live", expires_at=now + timedelta(minutes=5))
+    assert tasks.request_states_purge() == 1
+    assert list(ConsumedRequestState.objects.values_list("digest", flat=True)) == ["live"]
+
+
+def test_processes_silent_for_a_day_are_forgotten() -> None:
+    now = timezone.now()
+    for process_id, seen in (("dead", now - timedelta(days=2)), ("alive", now)):
+        ProcessHeartbeat.objects.create(
+            process_id=process_id, hostname="h", pid=1, ring_version="v", started_at=seen, seen_at=seen
+        )
+    assert tasks.heartbeats_purge() == 1
+    assert ProcessHeartbeat.objects.filter(process_id="dead").count() == 0
+    assert ProcessHeartbeat.objects.filter(process_id="alive").count() == 1
