@@ -22,7 +22,7 @@ def test_every_beat_entry_names_a_registered_task() -> None:
     app.loader.import_default_modules()
     for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
         assert entry["task"] in app.tasks, name
-        assert import_string(entry["task"]).name == entry["task"]
+        assert import_string(str(entry["task"])).name == entry["task"]
 
 
 def test_expired_request_state_claims_are_purged_and_live_ones_kept() -> None:
