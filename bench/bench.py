@@ -11,8 +11,10 @@ other load on the machine fall on all of them alike):
 - peer-db: django-mcpz with its own bearer-token app (a query per call): what its docs set up.
            Reported, not a target.
 
-Parts: 1. plain call (wrk), 2. two-round call (bench/two_round.py), 3. codec (bench/codec.py).
-Parts 4 and 5 wait for URL-mode elicitation; they print "not yet measured".
+Parts: 1. plain call (wrk), 2. two-round call (bench/two_round.py), 3. codec (bench/codec.py),
+4. URL-mode completion latency (bench/completion.py: two processes of ours, webhook to one, the
+waiting client on the other), 5. scale (bench/scale.py: 100,000 pending elicitations, the retry
+round's lookup and the admin list). `--parts 4,5` (numbers or names) runs only some.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ MIN_TPUT_VS_BARE = 0.9
 MAX_P99_VS_BARE = 1.2
 MIN_TPUT_VS_PEER = 1.0
 MAX_CODEC_VS_SDK = 1.1
+# Parts 4-5 (absolute): webhook -> waiting client on loopback; 100,000 pending elicitations.
+MAX_COMPLETION_P99_MS = 50.0
+MAX_RETRY_LOOKUP_MS = 2.0
+MAX_ADMIN_LIST_MS = 300.0
+ADMIN_TARGET_PAGES = ("all", "pending", "pending payments", "one tenant, last day")
+PARTS = {"1": "plain", "2": "two-round", "3": "codec", "4": "completion", "5": "scale"}
 
 
 def log(message: str) -> None:
@@ -375,22 +383,128 @@ def profile(server: Server, args: argparse.Namespace, stamp: str) -> None:
     log(f"  profile of {server.name}: {base}.txt (collapsed stacks; flamegraph.pl or speedscope read it)")
 
 
-def not_yet_measured(part: str) -> dict[str, str]:
-    log(f"{part}: not yet measured")
-    return {"status": "not yet measured"}
+def ours_pair(args: argparse.Namespace, workdir: Path) -> tuple[Server, Server, str]:
+    """Parts 4-5: processes A (serves the MCP call) and B (receives the webhook) of ours, tenant
+    `benchpay` (toolset `payments`), both in the deployed configuration; a token bound to A."""
+    env = dict(os.environ)
+    subprocess.run([PY, "bench/seed.py", "--payments"], cwd=ROOT, env=env, check=True)
+    port_a, port_b = free_port(), free_port()
+    root_a = f"http://127.0.0.1:{port_a}"
+    minted = subprocess.run(
+        [PY, "manage.py", "mcp_token", "--tenant", "benchpay", "--user", "bench", "--site-root", root_a],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    token = last_line(minted.stdout)
+    flags = ["--host", "127.0.0.1", "--no-access-log", "--workers", "1"]
+    # Both behind the same public root, as two instances behind one proxy would be.
+    env = {**env, "MCPSITE_SITE_ROOT": root_a, "MCPSITE_APPROVALS_HOLD_SECONDS": "20"}
+    cpu = None if args.no_pin else args.server_cpu
+    servers = []
+    for name, port in (("ours-A", port_a), ("ours-B", port_b)):
+        argv = [PY, "-m", "uvicorn", "mcpsite.asgi:application", *flags, "--port", str(port)]
+        url = f"http://127.0.0.1:{port}/t/benchpay/mcp"
+        servers.append(Server(name, argv, {**env, "PORT": str(port)}, url, token, cpu, workdir / f"{name}.log"))
+    return servers[0], servers[1], token
 
 
-def measure_completion_latency() -> dict[str, str]:
-    # TODO(issue 7 part 4): URL-mode completion latency (webhook -> waiting retry answers), once
-    # the URL-mode elicitation feature (approvals) lands: time from the provider webhook's 200 to
-    # the held retry round's response, median and p99, ours only (neither baseline has URL mode).
-    return not_yet_measured("4. completion latency")
+def stamp_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-def measure_scale() -> dict[str, str]:
-    # TODO(issue 7 part 5): 100,000 pending elicitation rows on PostgreSQL: seed them, then repeat
-    # the plain and two-round measurements and the completion latency against that table.
-    return not_yet_measured("5. scale (100,000 pending elicitations)")
+def run_json(argv: list[str], cpu: str | None) -> dict[str, Any]:
+    prefix = ["taskset", "-c", cpu] if cpu else []
+    done = subprocess.run(prefix + argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:2])} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(last_line(done.stdout).removeprefix("BENCH_RESULT "))
+    return result
+
+
+def measure_completion_latency(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Part 4: webhook (to B) -> the waiting client on A learns of it, over the Redis channel
+    layer. `bench/completion.py` drives the samples and checks every response."""
+    a, b, token = ours_pair(args, workdir)
+    load_cpu = None if args.no_pin else args.load_cpu
+    webhook = b.url.removesuffix("/t/benchpay/mcp") + "/approvals/webhooks/sandbox/"
+    reps: dict[str, list[dict[str, Any]]] = {"modern": [], "legacy": []}
+    a.start()
+    b.start()
+    spies: list[subprocess.Popen[bytes]] = []
+    try:
+        for server in (a, b):
+            if server.name in args.profile.split(","):  # py-spy the first repetition
+                out = RESULTS / f"profile-{server.name}-completion-{stamp_now()}.txt"
+                spies.append(subprocess.Popen(
+                    [str(VENV_BIN / "py-spy"), "record", "--pid", str(server.pids()[0]), "--rate", "1000",
+                     "--format", "raw", "--output", str(out), "--nonblocking"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                ))  # fmt: skip
+                log(f"  profile of {server.name} (part 4, first repetition): {out.relative_to(ROOT)}")
+        for rep in range(args.completion_reps):
+            for mode in ("modern", "legacy"):
+                result = run_json(
+                    [PY, str(BENCH / "completion.py"), a.url, webhook, token, "--tenant", "benchpay",
+                     "--mode", mode, "--samples", str(args.completion_samples)],
+                    load_cpu,
+                )  # fmt: skip
+                reps[mode].append(result)
+                r = result["from_response_ms"]
+                log(f"rep {rep + 1}/{args.completion_reps} completion {mode:<7} {result['samples']} samples  "
+                    f"p50 {r['p50']:6.2f} ms  p99 {r['p99']:6.2f} ms  (max {r['max']:.2f})")  # fmt: skip
+            for spy in spies:
+                spy.send_signal(signal.SIGINT)
+                spy.wait(timeout=60)
+            spies = []
+    finally:
+        for spy in spies:
+            spy.kill()
+        a.stop()
+        b.stop()
+    summary: dict[str, Any] = {}
+    for mode, results in reps.items():
+        pooled = [v for r in results for v in r["raw_from_response_ms"]]
+        summary[mode] = {
+            "samples": len(pooled),
+            "p50_ms": statistics.median(pooled),
+            "p99_ms": percentile(pooled, 99),
+            "max_ms": max(pooled),
+            "per_rep_p50_ms": [r["from_response_ms"]["p50"] for r in results],
+            "per_rep_p99_ms": [r["from_response_ms"]["p99"] for r in results],
+            "from_request_p50_ms": statistics.median(r["from_request_ms"]["p50"] for r in results),
+        }
+    return {"reps": reps, "summary": summary, "pinning": None if args.no_pin else {"servers": args.server_cpu,
+            "client": args.load_cpu}}  # fmt: skip
+
+
+def measure_scale(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Part 5: 100,000 pending elicitations; the retry lookup in process, the admin list over
+    HTTP against one server of ours (`bench/scale.py`)."""
+    a, _, _ = ours_pair(args, workdir)
+    a.start()
+    try:
+        root = a.url.removesuffix("/t/benchpay/mcp")
+        result = run_json(
+            [PY, str(BENCH / "scale.py"), "--rows", str(args.scale_rows), "--admin-url", root],
+            None if args.no_pin else args.load_cpu,
+        )
+    finally:
+        a.stop()
+    lookup = result["lookup"]
+    log(f"scale: {args.scale_rows} pending rows; retry lookup median {lookup['retry_lookup']['median_ms']:.3f} ms "
+        f"(indexes {', '.join(i for p in lookup['plans']['retry_lookup'] for i in p['indexes'])})")  # fmt: skip
+    for name, page in result.get("admin_http", {}).items():
+        sql = result["admin_sql"][name]
+        log(f"scale: admin list {name:<22} median {page['median_ms']:7.1f} ms  ({sql['queries']} queries, "
+            f"{sql['sql_ms']:.1f} ms SQL; heaviest {sql['heaviest']['ms']:.1f} ms, indexes "
+            f"{', '.join(sql['heaviest']['indexes']) or 'none'})")  # fmt: skip
+    return result
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p99 of 150 samples is the 149th smallest)."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(-(-p * len(ordered) // 100))))
+    return ordered[rank - 1]
 
 
 # --- summarising ------------------------------------------------------------------------------
@@ -450,11 +564,38 @@ def targets(summary: dict[str, Any], codec: dict[str, Any] | None) -> list[dict[
     return rows
 
 
+def later_targets(completion: dict[str, Any] | None, scale: dict[str, Any] | None) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    if completion is not None:
+        for mode, m in completion["summary"].items():
+            p99 = m["p99_ms"]
+            target = f"p99 <= {MAX_COMPLETION_P99_MS:g} ms"
+            rows.append({"scenario": "completion", "c": mode, "target": target, "value": p99, "unit": "ms",
+                         "result": verdict(p99 <= MAX_COMPLETION_P99_MS)})  # fmt: skip
+    if scale is not None:
+        median = scale["lookup"]["retry_lookup"]["median_ms"]
+        rows.append({"scenario": "scale", "c": "lookup", "target": f"retry lookup <= {MAX_RETRY_LOOKUP_MS:g} ms median",
+                     "value": median, "unit": "ms", "result": verdict(median <= MAX_RETRY_LOOKUP_MS)})  # fmt: skip
+        for name, page in scale.get("admin_http", {}).items():
+            if name not in ADMIN_TARGET_PAGES:
+                continue
+            target = f"admin list ({name}) <= {MAX_ADMIN_LIST_MS:g} ms"
+            rows.append({"scenario": "scale", "c": "admin", "target": target, "value": page["median_ms"],
+                         "unit": "ms", "result": verdict(page["median_ms"] <= MAX_ADMIN_LIST_MS)})  # fmt: skip
+    return rows
+
+
 def fmt(s: dict[str, float], digits: int = 0) -> str:
     return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
 
 
-def print_table(summary: dict[str, Any], codec: dict[str, Any] | None, rows: list[dict[str, Any]]) -> str:
+def print_table(
+    summary: dict[str, Any],
+    codec: dict[str, Any] | None,
+    rows: list[dict[str, Any]],
+    completion: dict[str, Any] | None = None,
+    scale: dict[str, Any] | None = None,
+) -> str:
     lines: list[str] = []
     for scenario, by_server in summary.items():
         lines.append(f"\n{scenario}: median (min-max) over repetitions")
@@ -476,11 +617,32 @@ def print_table(summary: dict[str, Any], codec: dict[str, Any] | None, rows: lis
         lines.append(f"\ncodec: µs per round (seal + unseal, {codec['payload_bytes']}-byte payload), median (min-max)")
         for name in ("ours", "sdk"):
             lines.append(f"{name:<8} {fmt(spread(codec['us_per_round'][name]), 2)}")
+    if completion is not None:
+        lines.append("\ncompletion latency, ms from the webhook's response to the waiting client (all reps pooled)")
+        for mode, m in completion["summary"].items():
+            per_rep = ", ".join(f"{v:.2f}" for v in m["per_rep_p99_ms"])
+            lines.append(f"{mode:<8} n={m['samples']:<4} p50 {m['p50_ms']:6.2f}  p99 {m['p99_ms']:6.2f}  "
+                         f"max {m['max_ms']:6.2f}  (p99 per rep: {per_rep}; from the webhook's request: "
+                         f"p50 {m['from_request_p50_ms']:.2f})")  # fmt: skip
+    if scale is not None:
+        lookup = scale["lookup"]
+        lines.append(f"\nscale: {scale.get('seed', {}).get('rows', '?')} pending elicitations")
+        for name in ("retry_lookup", "reload", "repeat_call_lookup"):
+            indexes = ", ".join(i for p in lookup["plans"][name] for i in p["indexes"]) or "none"
+            lines.append(f"{name:<20} median {lookup[name]['median_ms']:6.3f} ms  p99 {lookup[name]['p99_ms']:6.3f} ms"
+                         f"  index: {indexes}")  # fmt: skip
+        for name, page in scale.get("admin_http", {}).items():
+            sql = scale["admin_sql"][name]
+            heaviest, rows_query = sql["heaviest"], sql["list_query"]
+            lines.append(f"admin {name:<22} median {page['median_ms']:7.1f} ms "
+                         f"({page['min_ms']:.1f}-{page['max_ms']:.1f})  {sql['queries']} queries "
+                         f"{sql['sql_ms']:.0f} ms; rows {rows_query['ms']:.0f} ms via "
+                         f"{', '.join(rows_query['indexes']) or 'seq scan'}; heaviest {heaviest['ms']:.0f} ms "
+                         f"{heaviest['sql'][7:22]}...")  # fmt: skip
     lines.append("\ntargets")
     for row in rows:
-        lines.append(
-            f"{row['scenario']:<10} c={row['c']!s:<3} {row['target']:<28} {row['ratio']:6.2f}  {row['result']}"
-        )
+        figure = f"{row['ratio']:6.2f}" if "ratio" in row else f"{row['value']:6.2f} {row['unit']}"
+        lines.append(f"{row['scenario']:<10} c={row['c']!s:<6} {row['target']:<40} {figure}  {row['result']}")
     text = "\n".join(lines)
     log(text)
     return text
@@ -553,13 +715,29 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 16, 64])
     parser.add_argument("--servers", type=lambda s: s.split(","), default=list(SERVERS))
-    parser.add_argument("--parts", type=lambda s: s.split(","), default=["plain", "two-round", "codec"])
+    parser.add_argument(
+        "--parts",
+        type=lambda s: [PARTS.get(p.strip(), p.strip()) for p in s.split(",")],
+        default=list(PARTS.values()),
+        help="comma-separated, numbers or names: 1 plain, 2 two-round, 3 codec, 4 completion, 5 scale",
+    )
+    parser.add_argument("--completion-samples", type=int, default=50, help="part 4: samples per mode and repetition")
+    parser.add_argument("--completion-reps", type=int, default=3, help="part 4: repetitions")
+    parser.add_argument("--scale-rows", type=int, default=100_000, help="part 5: pending elicitations seeded")
     parser.add_argument("--peer-threads", type=int, default=4, help="gunicorn gthread threads for the peer")
     parser.add_argument("--server-cpu", default="0", help="CPU the server under test is pinned to")
     parser.add_argument("--load-cpu", default="1", help="CPU the load generator is pinned to")
     parser.add_argument("--no-pin", action="store_true", help="do not pin with taskset")
-    parser.add_argument("--profile", default="", help="comma-separated servers to py-spy during a plain call")
+    parser.add_argument(
+        "--profile",
+        default="",
+        help="comma-separated servers to py-spy: ours/bare/peer/peer-db during a plain call, "
+        "ours-A/ours-B during part 4's first repetition",
+    )
     args = parser.parse_args()
+    unknown = set(args.parts) - set(PARTS.values())
+    if unknown:
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     if (os.cpu_count() or 1) < 2:
         args.no_pin = True
     load_cpu = None if args.no_pin else args.load_cpu
@@ -568,8 +746,9 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     started = time.monotonic()
 
-    servers = prepare(args, workdir)
-    log(f"servers: {', '.join(servers)}; logs in {workdir}")
+    scenarios = [p for p in ("plain", "two-round") if p in args.parts]
+    servers = prepare(args, workdir) if scenarios or "codec" in args.parts else {}
+    log(f"servers: {', '.join(servers) or '-'}; logs in {workdir}")
     payload: bytes | None = None
     for server in servers.values():
         server.start()
@@ -577,10 +756,10 @@ def main() -> None:
             payload = verify(server) or payload
         finally:
             server.stop()
-    log("every server answered both scenarios correctly")
+    if servers:
+        log("every server answered both scenarios correctly")
 
     raw: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
-    scenarios = [p for p in ("plain", "two-round") if p in args.parts]
     load: list[tuple[str, float]] = []
     names = list(servers)
     for rep in range(args.reps if scenarios else 0):
@@ -617,11 +796,12 @@ def main() -> None:
         out = subprocess.run(prefix + codec_args, cwd=ROOT, capture_output=True, text=True, check=True).stdout
         codec = json.loads(last_line(out).removeprefix("BENCH_RESULT "))
 
-    later = {"completion_latency": measure_completion_latency(), "scale": measure_scale()}
+    completion = measure_completion_latency(args, workdir) if "completion" in args.parts else None
+    scale = measure_scale(args, workdir) if "scale" in args.parts else None
 
     summary = summarise(raw)
-    rows = targets(summary, codec)
-    table = print_table(summary, codec, rows)
+    rows = targets(summary, codec) + later_targets(completion, scale)
+    table = print_table(summary, codec, rows, completion, scale)
     report = {
         "stamp": stamp,
         "machine": machine(),
@@ -633,13 +813,18 @@ def main() -> None:
             "target_peer": TARGET_PEER,
             "peer_threads": args.peer_threads,
             "pinning": None if args.no_pin else {"server": args.server_cpu, "load_generator": args.load_cpu},
+            "parts": args.parts,
+            "completion_samples": args.completion_samples,
+            "completion_reps": args.completion_reps,
+            "scale_rows": args.scale_rows,
         },
         "load_average_1m": dict(load),
         "raw": raw,
         "summary": summary,
         "codec": codec,
         "targets": rows,
-        "later": later,
+        "completion_latency": completion,
+        "scale": scale,
         "table": table,
         "wall_seconds": round(time.monotonic() - started, 1),
     }
@@ -647,7 +832,8 @@ def main() -> None:
     out_json.write_text(json.dumps(report, indent=2))
     if summary:
         draw(summary, RESULTS / "latency.png")
-    log(f"\nwrote {out_json.relative_to(ROOT)} and bench/results/latency.png ({report['wall_seconds']:.0f} s)")
+    drawn = " and bench/results/latency.png" if summary else ""
+    log(f"\nwrote {out_json.relative_to(ROOT)}{drawn} ({report['wall_seconds']:.0f} s)")
 
 
 if __name__ == "__main__":
