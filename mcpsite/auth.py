@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
+import anyio
 from channels.db import database_sync_to_async
 from django.utils import timezone
 from mcp.server.auth.provider import AccessToken
@@ -38,11 +40,49 @@ class VerifiedToken:
     cached_until: float
 
 
+@dataclass
+class _Load:
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: VerifiedToken | None = None
+    overtaken: bool = False
+
+
 class TokenCache:
-    """checksum -> `VerifiedToken`, shared by every tenant's verifier in this process."""
+    """checksum -> `VerifiedToken`, shared by every tenant's verifier in this process.
+
+    `lookup` loads a missing entry once however many requests ask for it at the same moment (at
+    64 concurrent calls an expiring entry otherwise sent 64 identical queries through Django's
+    one sync thread: a ~300 ms stall every `TOKEN_CACHE_SECONDS`, found by bench/run), and reads
+    again when an eviction arrives during the load (a revocation must not be undone by a read
+    that started before it).
+    """
 
     def __init__(self) -> None:
         self._entries: dict[str, VerifiedToken] = {}
+        self._loading: dict[str, _Load] = {}
+
+    async def lookup(
+        self, checksum: str, load: Callable[[str], Awaitable[VerifiedToken | None]]
+    ) -> VerifiedToken | None:
+        while (entry := self.get(checksum)) is None:
+            pending = self._loading.get(checksum)
+            if pending is not None:
+                await pending.done.wait()
+                if pending.overtaken:
+                    continue
+                return pending.result
+            pending = self._loading[checksum] = _Load()
+            try:
+                pending.result = await load(checksum)
+            finally:
+                del self._loading[checksum]
+                pending.done.set()
+            if pending.overtaken:
+                continue
+            if pending.result is not None:
+                self.put(checksum, pending.result)
+            return pending.result
+        return entry
 
     def get(self, checksum: str) -> VerifiedToken | None:
         entry = self._entries.get(checksum)
@@ -60,6 +100,9 @@ class TokenCache:
 
     def evict(self, checksum: str) -> None:
         self._entries.pop(checksum, None)
+        pending = self._loading.get(checksum)
+        if pending is not None:
+            pending.overtaken = True
 
     def clear(self) -> None:
         self._entries.clear()
@@ -98,14 +141,10 @@ class TenantTokenVerifier:
         self.issuer = issuer
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        checksum = token_checksum(token)
-        entry = tokens.get(checksum)
+        entry = await tokens.lookup(token_checksum(token), database_sync_to_async(_load))
         if entry is None:
-            entry = await database_sync_to_async(_load)(checksum)
-            if entry is None:
-                logger.info("bearer token refused: unknown, revoked or expired")
-                return None
-            tokens.put(checksum, entry)
+            logger.info("bearer token refused: unknown, revoked or expired")
+            return None
         return AccessToken(
             token=token,
             client_id=entry.client_id,

@@ -231,3 +231,8 @@ def page(browser: Any, request: pytest.FixtureRequest, tmp_path_factory: pytest.
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"{request.node.name}.png"), full_page=True)
     context.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # uvicorn's loop, which the servers under test run on
