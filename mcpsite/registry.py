@@ -17,6 +17,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from channels.db import database_sync_to_async
 from django.conf import settings
+from mcp.server._otel import OpenTelemetryMiddleware  # not re-exported; the SDK documents removing it
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
@@ -96,6 +97,10 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         log_level=settings.LOG_LEVEL,
         **auth_kwargs,
     )
+    if not mcpsite["OTEL_SPANS"]:
+        # The SDK ships an OpenTelemetry span per message, a no-op without an exporter that still
+        # costs every request; its documented opt-out is dropping it from this list.
+        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
     server.middleware.insert(0, remember_wire_state)
     server.middleware.append(RefuseReplayedState(ttl=mcpsite["REQUEST_STATE_TTL"], redis_url=settings.REDIS_URL))

@@ -214,6 +214,7 @@ class McpsiteSettings(TypedDict):
     POLL_SECONDS: float
     TOKEN_CACHE_SECONDS: float
     MAX_REQUEST_BODY: int
+    OTEL_SPANS: bool
     MCP_ALLOWED_HOSTS: list[str]
     MCP_ALLOWED_ORIGINS: list[str]
 
@@ -234,6 +235,8 @@ MCPSITE: McpsiteSettings = {
     "TOKEN_CACHE_SECONDS": env_float("MCPSITE_TOKEN_CACHE_SECONDS", 30.0),
     # Largest MCP request body accepted (bytes); larger gets 413.
     "MAX_REQUEST_BODY": env_int("MCPSITE_MAX_REQUEST_BODY", 1024 * 1024),
+    # The SDK's OpenTelemetry span per MCP message; on only when an exporter is configured.
+    "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", False),
     # Host and Origin headers the MCP endpoints accept (DNS-rebinding protection).
     "MCP_ALLOWED_HOSTS": env_list("MCPSITE_MCP_ALLOWED_HOSTS", [_site.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"]),
     "MCP_ALLOWED_ORIGINS": env_list(
