@@ -11,8 +11,8 @@ import anyio
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from approvals import beat, waiting
-from mcpsite import events
+from approvals import waiting
+from mcpsite import beat, events
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
 from mcpsite.heartbeat import heartbeat_beat, heartbeat_forget

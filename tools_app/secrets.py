@@ -3,6 +3,7 @@ form mode to request sensitive information"). Such a question is a URL-mode step
 
 from __future__ import annotations
 
+import functools
 import re
 import typing
 from collections.abc import Callable
@@ -53,11 +54,21 @@ def _looks_secret(text: str) -> bool:
 
 def check_form_schema(schema: type[BaseModel], *, where: str) -> None:
     """Raise `UnsafeElicitation` if any field of `schema` looks like it asks for a secret."""
+    field = _secret_field(schema)
+    if field is not None:
+        raise UnsafeElicitation(field=field, where=where)
+
+
+@functools.cache
+def _secret_field(schema: type[BaseModel]) -> str | None:
+    """The first field that asks for a secret; once per schema class, since `Elicit` is built on
+    every round a resolver asks."""
     for name, field in schema.model_fields.items():
         labels = [name, field.alias or "", field.title or ""]
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
         if extra.get("format") == "password" or any(label and _looks_secret(label) for label in labels):
-            raise UnsafeElicitation(field=name, where=where)
+            return name
+    return None
 
 
 def _elicit_schemas(annotation: Any) -> list[type[BaseModel]]:

@@ -28,6 +28,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound=BaseModel)
 
 _CONTEXT_PARAM = "mcpsite_context"
+CONTEXT_PARAMETER = inspect.Parameter(_CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+"""The `Context` a wrapper asks the SDK for when the wrapped function does not take one itself."""
+
+
+def resolved_parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    """`fn`'s parameters with their annotations evaluated (string annotations need `fn`'s module)."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    return [p.replace(annotation=hints.get(p.name, p.annotation)) for p in inspect.signature(fn).parameters.values()]
+
+
+def present_as(wrapper: F, fn: Callable[..., Any], parameters: list[inspect.Parameter]) -> F:
+    """Give `wrapper` `fn`'s identity and `parameters` as its signature: the SDK keys a resolver's
+    wire state by module:qualname and plans a function's arguments from its signature."""
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__module__ = fn.__module__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapper
 
 
 class Elicit(SdkElicit[M]):
@@ -112,10 +132,8 @@ def _with_resolvers(fn: Callable[..., Any]) -> Callable[..., Any]:
     resolved = find_resolved_parameters(fn)
     if not resolved:
         return fn
-    hints = typing.get_type_hints(fn, include_extras=True)
     own_context = find_context_parameter(fn)
-    signature = inspect.signature(fn)
-    visible = [p for n, p in signature.parameters.items() if n not in resolved and n != own_context]
+    visible = [p for p in resolved_parameters(fn) if p.name not in resolved and p.name != own_context]
     plans = build_resolver_plans(resolved, {p.name for p in visible})
 
     async def wrapper(**kwargs: Any) -> Any:
@@ -128,14 +146,4 @@ def _with_resolvers(fn: Callable[..., Any]) -> Callable[..., Any]:
         result = fn(**kwargs, **values)
         return await result if inspect.isawaitable(result) else result
 
-    wrapper.__name__ = fn.__name__
-    wrapper.__qualname__ = fn.__qualname__
-    wrapper.__doc__ = fn.__doc__
-    wrapper.__module__ = fn.__module__
-    context_param = inspect.Parameter(_CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p.replace(annotation=hints.get(p.name, p.annotation)) for p in visible] + [context_param],
-        return_annotation=inspect.Signature.empty,
-    )
-    wrapper.__annotations__ = {p.name: hints.get(p.name, Any) for p in visible} | {_CONTEXT_PARAM: Context}
-    return wrapper
+    return present_as(wrapper, fn, [*visible, CONTEXT_PARAMETER])

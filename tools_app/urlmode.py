@@ -50,11 +50,10 @@ from pydantic import BaseModel, ConfigDict
 from approvals import services, waiting
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationNotPending
-from tools_app.toolsets import Toolset, tenant_of
+from tools_app.toolsets import CONTEXT_PARAMETER, Toolset, present_as, resolved_parameters, tenant_of
 
 _INPUT_REQUIRED_VERSION = "2026-07-28"
 _STATE_KEY = "mcpsite.url"
-_CONTEXT_PARAM = "mcpsite_url_context"
 
 # --- what a resolver returns ---------------------------------------------------------------
 
@@ -169,15 +168,11 @@ def url_step(fn: Callable[..., Any]) -> Callable[..., Any]:
     `Context`); a value that is not a step passes through unchanged, so a resolver can skip
     the step (nothing to pay) by returning an outcome itself.
     """
-    hints = typing.get_type_hints(fn, include_extras=True)
-    signature = inspect.signature(fn)
     own_context = find_context_parameter(fn)
-    parameters = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
-    if own_context is None:
-        parameters.append(inspect.Parameter(_CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+    parameters = resolved_parameters(fn) + ([] if own_context is not None else [CONTEXT_PARAMETER])
 
     async def resolver(**kwargs: Any) -> Any:
-        ctx = kwargs[own_context] if own_context is not None else kwargs.pop(_CONTEXT_PARAM)
+        ctx = kwargs[own_context] if own_context is not None else kwargs.pop(CONTEXT_PARAMETER.name)
         result = fn(**kwargs)
         if inspect.isawaitable(result):
             result = await result
@@ -185,16 +180,7 @@ def url_step(fn: Callable[..., Any]) -> Callable[..., Any]:
             return result
         return await _fulfil(result, ctx)
 
-    # The SDK keys a resolver's wire state by module:qualname: keep the author's.
-    resolver.__name__ = fn.__name__
-    resolver.__qualname__ = fn.__qualname__
-    resolver.__module__ = fn.__module__
-    resolver.__doc__ = fn.__doc__
-    resolver.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=parameters, return_annotation=inspect.Signature.empty
-    )
-    resolver.__annotations__ = {p.name: p.annotation for p in parameters}
-    return resolver
+    return present_as(resolver, fn, parameters)
 
 
 # --- fulfilling a step --------------------------------------------------------------------

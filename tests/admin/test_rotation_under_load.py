@@ -3,7 +3,6 @@ across two processes: not one round fails, and state sealed under the retired ke
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -13,9 +12,9 @@ import httpx2
 
 from mcpsite.models import RequestStateKey
 from tests.conftest import Cast, LiveServer
+from tests.http import admin_messages, csrf, signed_in
 from tests.mcp.clients import text
 from tests.mcp.test_request_state import INVALID, first_round, rejected, retry
-from tests.oauth.helpers import csrf, signed_in
 
 FAST = {"MCPSITE_REQUEST_STATE_TTL": "4", "MCPSITE_POLL_SECONDS": "0.5"}
 
@@ -58,8 +57,7 @@ def admin_action(http: httpx2.Client, action: str, key: RequestStateKey) -> str:
         data={"csrfmiddlewaretoken": csrf(page), "action": action, "_selected_action": str(key.pk), "index": "0"},
         follow_redirects=True,
     )
-    messages = re.findall(r'<li class="(?:success|error|warning|info)">(.*?)</li>', response.text, re.S)
-    return " ".join(messages)
+    return admin_messages(response)
 
 
 def until(step: Callable[[], str], done: str, timeout: float) -> list[str]:

@@ -3,16 +3,14 @@ as the webhook and the beat task, is audited, and tells the waiting client at on
 
 from __future__ import annotations
 
-import re
-
 import httpx2
 import pytest
 
 from approvals.models import Elicitation, ElicitationEvent, WebhookDelivery
 from tests.approvals.conftest import CallInThread, deliver, elicitation_id_of, payment_event
 from tests.conftest import Cast, LiveServer
+from tests.http import admin_messages, csrf, signed_in
 from tests.mcp.clients import MODES
-from tests.oauth.helpers import csrf, signed_in
 
 
 def act(staff: httpx2.Client, row: Elicitation, button: str, note: str = "") -> str:
@@ -24,7 +22,7 @@ def act(staff: httpx2.Client, row: Elicitation, button: str, note: str = "") -> 
         follow_redirects=True,
     )
     assert response.status_code == 200, (response.status_code, response.text[:300])
-    return " ".join(re.findall(r'<li class="(?:success|info|warning|error)">(.*?)</li>', response.text, re.S))
+    return admin_messages(response)
 
 
 def refund(server: LiveServer, cast: Cast, mode: str, order_id: str) -> tuple[CallInThread, Elicitation]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator
 
@@ -11,6 +10,7 @@ import pytest
 
 from mcpsite.models import Tenant
 from tests.conftest import Cast, LiveServer
+from tests.http import csrf, signed_in
 from tests.mcp.clients import modern_post
 
 
@@ -21,21 +21,9 @@ def wait_for_status(url: str, expected: int, timeout: float = 3.0) -> None:
         time.sleep(0.05)
 
 
-def csrf(page: httpx2.Response) -> str:
-    match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
-    assert match, "no CSRF token on the page"
-    return match.group(1)
-
-
 @pytest.fixture
 def staff_session(live: LiveServer) -> Iterator[httpx2.Client]:
-    with httpx2.Client(base_url=live.url, headers={"Referer": f"{live.url}/admin/"}) as http:
-        login = http.get("/admin/login/")
-        response = http.post(
-            "/admin/login/?next=/admin/",
-            data={"csrfmiddlewaretoken": csrf(login), "username": "staff", "password": "staff-password-1"},
-        )
-        assert response.status_code == 302 and response.headers["location"] == "/admin/"
+    with signed_in(live, "staff", "staff-password-1") as http:
         yield http
 
 

@@ -12,23 +12,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx2
 
 from tests.conftest import LiveServer
+from tests.http import csrf
 from tests.oauth.browser import CALLBACK
-
-
-def csrf(page: httpx2.Response) -> str:
-    match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
-    assert match, f"no CSRF token on {page.url}"
-    return match.group(1)
-
-
-def signed_in(live: LiveServer, username: str, password: str) -> httpx2.Client:
-    http = httpx2.Client(base_url=live.url, headers={"Referer": f"{live.url}/"}, timeout=10)
-    form = http.get("/accounts/login/")
-    response = http.post(
-        "/accounts/login/", data={"csrfmiddlewaretoken": csrf(form), "username": username, "password": password}
-    )
-    assert response.status_code == 302, "sign-in failed"
-    return http
 
 
 def register_client(live: LiveServer, name: str = "test client", redirect_uri: str = CALLBACK) -> httpx2.Response:

@@ -12,6 +12,7 @@ from django.core.cache import cache
 from oauth2_provider.models import Application
 
 from tests.conftest import Cast, LiveServer
+from tests.http import signed_in
 from tests.mcp.clients import modern_post
 from tests.oauth.helpers import (
     Pkce,
@@ -20,7 +21,6 @@ from tests.oauth.helpers import (
     decide,
     exchange,
     register_client,
-    signed_in,
 )
 
 

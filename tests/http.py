@@ -1,0 +1,30 @@
+"""Plain HTTP against a live server, as a browser would send it: CSRF tokens, sign-in, messages."""
+
+from __future__ import annotations
+
+import re
+
+import httpx2
+
+from tests.conftest import LiveServer
+
+
+def csrf(page: httpx2.Response) -> str:
+    match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert match, f"no CSRF token on {page.url}"
+    return match.group(1)
+
+
+def signed_in(live: LiveServer, username: str, password: str) -> httpx2.Client:
+    http = httpx2.Client(base_url=live.url, headers={"Referer": f"{live.url}/"}, timeout=10)
+    form = http.get("/accounts/login/")
+    response = http.post(
+        "/accounts/login/", data={"csrfmiddlewaretoken": csrf(form), "username": username, "password": password}
+    )
+    assert response.status_code == 302, "sign-in failed"
+    return http
+
+
+def admin_messages(page: httpx2.Response) -> str:
+    """The Django messages a page shows (the admin says there what an action did, or refused)."""
+    return " ".join(re.findall(r'<li class="(?:success|info|warning|error)">(.*?)</li>', page.text, re.S))
