@@ -23,8 +23,9 @@ def wait_for_status(url: str, expected: int, timeout: float = 3.0) -> None:
 
 @pytest.fixture
 def staff_session(live: LiveServer) -> Iterator[httpx2.Client]:
-    with signed_in(live, "staff", "staff-password-1") as http:
-        yield http
+    http = signed_in(live, "staff", "staff-password-1")
+    yield http
+    http.close()
 
 
 @pytest.fixture
