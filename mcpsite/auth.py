@@ -129,6 +129,9 @@ def _load(checksum: str) -> VerifiedToken | None:
     )
 
 
+_load_async = database_sync_to_async(_load)
+
+
 class TenantTokenVerifier:
     """The SDK `TokenVerifier` for one tenant: (client id, issuer, subject) from a DOT token.
 
@@ -141,7 +144,7 @@ class TenantTokenVerifier:
         self.issuer = issuer
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        entry = await tokens.lookup(token_checksum(token), database_sync_to_async(_load))
+        entry = await tokens.lookup(token_checksum(token), _load_async)
         if entry is None:
             logger.info("bearer token refused: unknown, revoked or expired")
             return None

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp
 from mcpsite import protocol_methods
 from mcpsite.auth import TenantTokenVerifier
 from mcpsite.keyring import ring
+from mcpsite.modern import TenantEndpoint
 from mcpsite.replay import RefuseReplayedState, remember_wire_state
 from mcpsite.tenancy import TenantInfo
 
@@ -111,10 +112,19 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             logger.warning("tenant %s enables unknown toolset %r; skipped", info.slug, name)
             continue
         toolset.install(server)
-    app = server.streamable_http_app(
-        streamable_http_path=f"/t/{info.slug}/mcp",
-        transport_security=transport_security(),
-        max_request_body_size=mcpsite["MAX_REQUEST_BODY"],
+    path = f"/t/{info.slug}/mcp"
+    security = transport_security()
+    sdk_app = server.streamable_http_app(
+        streamable_http_path=path, transport_security=security, max_request_body_size=mcpsite["MAX_REQUEST_BODY"]
+    )
+    app = TenantEndpoint(
+        sdk_app,
+        server.session_manager,
+        path=path,
+        security=security,
+        max_body=mcpsite["MAX_REQUEST_BODY"],
+        auth=auth_kwargs.get("auth"),
+        verifier=auth_kwargs.get("token_verifier"),
     )
     return server, app
 

@@ -26,6 +26,7 @@ from django.db import connection, connections
 
 from mcpsite import services
 from mcpsite.models import Tenant
+from tests.mcp.clients import modern_post
 from tools_app.models import File, Folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,6 +163,23 @@ def server_factory(
 def live(server_factory: Callable[..., LiveServer]) -> LiveServer:
     """The suite's shared server."""
     return server_factory()
+
+
+@pytest.fixture
+def conformance_url(live: LiveServer, cast: Cast) -> str:
+    """The public `conformance` tenant, once the live server serves its toolset."""
+    wanted = {"name": "Conformance fixtures", "toolsets": ["conformance"], "public": True, "enabled": True}
+    tenant, created = Tenant.objects.get_or_create(slug="conformance", defaults=wanted)
+    if not created and any(getattr(tenant, field) != value for field, value in wanted.items() if field != "name"):
+        for field, value in wanted.items():
+            setattr(tenant, field, value)
+        tenant.save()
+    url = live.mcp_url("conformance")
+    deadline = time.monotonic() + 10  # the registry hears of the change within a second, or on its 5 s poll
+    while "test_simple_text" not in (response := modern_post(url, "tools/list")).text:
+        assert time.monotonic() < deadline, f"{url} still answers {response.status_code}: {response.text[:300]}"
+        time.sleep(0.1)
+    return url
 
 
 @pytest.fixture

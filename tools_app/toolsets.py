@@ -8,11 +8,13 @@ messages by hand.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit as SdkElicit
@@ -55,7 +57,39 @@ class Elicit(SdkElicit[M]):
 
     def __init__(self, message: str, schema: type[M]) -> None:
         check_form_schema(schema, where=f"Elicit({message!r})")
-        super().__init__(message, schema)
+        super().__init__(message, rendered_once(schema))
+
+
+@functools.cache
+def rendered_once(schema: type[M]) -> type[M]:
+    """`schema` with its JSON Schema rendered once per set of arguments instead of on every round.
+
+    The SDK renders a form's ``requestedSchema`` with pydantic's ``model_json_schema`` each time a
+    resolver asks, and again on the retry to check that the answer is to the same question: about
+    a third of a two-round call's time (bench/run, two-round call). This subclass has the same
+    name, fields and docstring (so the same schema, and answers are still instances of `schema`);
+    it keeps each rendering as JSON text and hands every caller a fresh copy.
+    """
+    rendered: dict[tuple[Any, ...], str] = {}
+
+    def model_json_schema(cls: type[M], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        key = (cls, args, tuple(sorted(kwargs.items())))
+        text = rendered.get(key)
+        if text is None:
+            parent = super(memoized, cls)
+            text = rendered[key] = json.dumps(parent.model_json_schema(*args, **kwargs))  # type: ignore[attr-defined]
+        result: dict[str, Any] = json.loads(text)
+        return result
+
+    namespace = {
+        "__module__": schema.__module__,
+        "__qualname__": schema.__qualname__,
+        "__doc__": schema.__doc__,
+        "model_json_schema": classmethod(model_json_schema),
+    }
+    # `type()` hands the class to the bases' metaclass (pydantic's), as a class statement would.
+    memoized = cast("type[M]", type(schema.__name__, (schema,), namespace))
+    return memoized
 
 
 def tenant_of(ctx: Context[Any, Any]) -> TenantInfo:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from collections import Counter
 from dataclasses import dataclass
 from io import StringIO
@@ -23,8 +22,7 @@ import yaml
 from django.core.management import call_command
 
 from mcpsite.models import Tenant
-from tests.conftest import ROOT, Cast, LiveServer
-from tests.mcp.clients import modern_post
+from tests.conftest import ROOT
 
 INSTALL = ROOT / ".cache" / "conformance"
 RUNNER = INSTALL / "bin" / "conformance"
@@ -105,23 +103,6 @@ def describe(run: SuiteRun, scenarios: set[str]) -> str:
         if c["status"] in NOT_PASSING
     ]
     return "\n".join(lines) + f"\n--- suite output (exit {run.exit_code}) ---\n{run.output}"
-
-
-@pytest.fixture
-def conformance_url(live: LiveServer, cast: Cast) -> str:
-    """The public `conformance` tenant, once the live server serves its toolset."""
-    wanted = {"name": "Conformance fixtures", "toolsets": ["conformance"], "public": True, "enabled": True}
-    tenant, created = Tenant.objects.get_or_create(slug="conformance", defaults=wanted)
-    if not created and any(getattr(tenant, field) != value for field, value in wanted.items() if field != "name"):
-        for field, value in wanted.items():
-            setattr(tenant, field, value)
-        tenant.save()
-    url = live.mcp_url("conformance")
-    deadline = time.monotonic() + 10  # the registry hears of the change within a second, or on its 5 s poll
-    while "test_simple_text" not in (response := modern_post(url, "tools/list")).text:
-        assert time.monotonic() < deadline, f"{url} still answers {response.status_code}: {response.text[:300]}"
-        time.sleep(0.1)
-    return url
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

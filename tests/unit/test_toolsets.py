@@ -7,6 +7,7 @@ annotations must be real objects for the registration-time walk to see them.
 from typing import Annotated
 
 import pytest
+from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver.resolve import Resolve
 from pydantic import BaseModel, Field
 
@@ -79,4 +80,16 @@ def test_harmless_forms_are_accepted() -> None:
 
     toolset = Toolset("fine")
     assert toolset.tool()(go) is go
-    assert Elicit("Which region?", Harmless).schema is Harmless
+    assert issubclass(Elicit("Which region?", Harmless).schema, Harmless)
+
+
+def test_a_form_schema_renders_once_and_as_the_sdk_renders_it() -> None:
+    schema = Elicit("Which region?", Harmless).schema
+    assert schema is Elicit("Again?", Harmless).schema  # one subclass per form model
+    assert schema.__name__ == "Harmless"
+    first = render_elicitation_schema(schema)
+    assert first == render_elicitation_schema(Harmless)
+    first["properties"]["region"]["title"] = "changed by a caller"
+    assert render_elicitation_schema(schema) == render_elicitation_schema(Harmless)  # each caller gets a copy
+    answer = schema.model_validate({"region": "eu-west-1", "ok": True, "spinner": "slow"})
+    assert isinstance(answer, Harmless) and answer.region == "eu-west-1"
