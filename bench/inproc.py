@@ -1,0 +1,205 @@
+"""Per-call cost of a tenant endpoint in process: no sockets, no load generator, no second core.
+
+A quick before/after for a hot-path change (the HTTP runs of `bench/run` swing a few per cent from
+run to run on a shared 2-core machine; this swings less). It prepares a throwaway embedded-default
+site (SQLite in a temp directory: tenant `bench`, its member, the key ring, a token), starts the
+ASGI application's lifespan, then plays 2026-07-28 requests to `/t/bench/mcp` as uvicorn would and
+prints the mean time per call of each kind:
+
+- ``plain``: `tools/call` of `echo`;
+- ``round1``: `greet`'s first round (asks one form question, seals the state);
+- ``retry``: `greet`'s retry with the answer (unseals, claims the state, runs the tool), each with
+  a fresh state from an untimed round 1.
+
+    .venv/bin/python bench/inproc.py [--calls 3000] [--profile plain|round1|retry]
+
+With ``MCPSITE_REDIS_URL`` set, the single-use claim goes to that Redis as deployed (else to the
+database; ``MCPSITE_DATABASE_URL``, if set, is used instead of SQLite). ``--profile`` prints
+cProfile's top functions for that kind instead of timing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import functools
+import json
+import os
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE_ROOT = "http://127.0.0.1:8000"
+PATH = "/t/bench/mcp"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+}
+
+
+def body(params: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": META}}).encode()
+
+
+PLAIN = body({"name": "echo", "arguments": {"text": "hi"}})
+ROUND_1 = body({"name": "greet", "arguments": {"name": "ann"}})
+
+
+def prepare(var: str) -> str:
+    """Migrate, seed and mint a token in a fresh site under `var`; return the token."""
+    env = {**os.environ, "MCPSITE_VAR_DIR": var, "MCPSITE_SITE_ROOT": SITE_ROOT}
+    run = lambda *argv: subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, check=True, capture_output=True)  # noqa: E731
+    run("manage.py", "migrate", "-v0")
+    run("bench/seed.py")
+    minted = run("manage.py", "mcp_token", "--tenant", "bench", "--user", "bench", "--site-root", SITE_ROOT)
+    return minted.stdout.decode().strip().splitlines()[-1]
+
+
+class Caller:
+    def __init__(self, app: Callable[..., Awaitable[None]], token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def call(self, tool: str, payload: bytes) -> dict[str, Any]:
+        headers = [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            (b"mcp-protocol-version", b"2026-07-28"),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", tool.encode()),
+            (b"authorization", b"Bearer " + self.token),
+            (b"content-length", str(len(payload)).encode()),
+        ]
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": PATH,
+            "raw_path": PATH.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": headers,
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8000),
+            "state": {},
+        }
+        delivered = False
+        status: list[int] = []
+        chunks: list[bytes] = []
+
+        async def receive() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": payload, "more_body": False}
+            await asyncio.Event().wait()  # the client stays until the answer
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            else:
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, send)
+        raw = b"".join(chunks)
+        if status != [200]:
+            raise RuntimeError(f"{tool}: HTTP {status}: {raw[:300]!r}")
+        result: dict[str, Any] = json.loads(raw)["result"]
+        return result
+
+    async def plain(self) -> None:
+        if (await self.call("echo", PLAIN))["content"][0]["text"] != "echo: hi":
+            raise RuntimeError("wrong answer")
+
+    async def round1(self) -> bytes:
+        first = await self.call("greet", ROUND_1)
+        (key,) = first["inputRequests"]
+        return body(
+            {
+                "name": "greet",
+                "arguments": {"name": "ann"},
+                "inputResponses": {key: {"action": "accept", "content": {"colour": "blue"}}},
+                "requestState": first["requestState"],
+            }
+        )
+
+    async def retry_next(self, payloads: Iterator[bytes]) -> None:
+        if (await self.call("greet", next(payloads)))["content"][0]["text"] != "hello ann in blue":
+            raise RuntimeError("wrong answer")
+
+
+async def measure(args: argparse.Namespace, token: str) -> None:
+    from mcpsite.asgi import application
+
+    lifespan: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+    lifespan.put_nowait({"type": "lifespan.startup"})
+    started = asyncio.Event()
+
+    async def lifespan_send(message: MutableMapping[str, Any]) -> None:
+        if message["type"].endswith("failed"):
+            raise RuntimeError(message)
+        started.set()
+
+    running = asyncio.create_task(
+        application({"type": "lifespan", "asgi": {"version": "3.0"}}, lifespan.get, lifespan_send)
+    )
+    await started.wait()
+    caller = Caller(application, token)
+    kinds = [args.profile] if args.profile else ["plain", "round1", "retry"]
+    for kind in kinds:
+        n = args.calls
+        retries = [await caller.round1() for _ in range(n + 200)] if kind == "retry" else []
+        kinds_of_call: dict[str, Callable[[], Awaitable[Any]]] = {
+            "plain": caller.plain,
+            "round1": caller.round1,
+            "retry": functools.partial(caller.retry_next, iter(retries)),
+        }
+        one = kinds_of_call[kind]
+        for _ in range(200):  # warm-up
+            await one()
+        if args.profile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(n):
+                await one()
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+            continue
+        begun = time.perf_counter()
+        for _ in range(n):
+            await one()
+        print(f"{kind:8s} {(time.perf_counter() - begun) / n * 1e6:8.1f} µs per call (mean of {n})", flush=True)
+    lifespan.put_nowait({"type": "lifespan.shutdown"})
+    await running
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--profile", choices=["plain", "round1", "retry"])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mcpsite-inproc-") as var:
+        token = prepare(var)
+        os.environ.update(MCPSITE_VAR_DIR=var, MCPSITE_SITE_ROOT=SITE_ROOT, DJANGO_SETTINGS_MODULE="mcpsite.settings")
+        sys.path.insert(0, str(ROOT))
+        import django
+
+        django.setup()
+        import uvloop  # uvicorn's loop when installed, as here
+
+        uvloop.run(measure(args, token))
+
+
+if __name__ == "__main__":
+    main()
