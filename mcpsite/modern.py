@@ -133,8 +133,8 @@ class TenantEndpoint:
         if err is not None:
             await err(scope, receive, send)
             return
-        # This entry always may answer SSE, so only a missing JSON accept is refused (as the SDK's
-        # SSE mode does; `subscriptions/listen` then needs nothing more).
+        # Any call may turn into a stream here, so both are required, as in the SDK's SSE mode
+        # (which then needs no separate check for `subscriptions/listen`).
         has_json, has_sse = check_accept_headers(request)
         if not has_json or not has_sse:
             await Response(status_code=406)(scope, receive, send)
