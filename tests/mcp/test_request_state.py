@@ -67,8 +67,10 @@ def find_error(exc: BaseException) -> MCPError | None:
     return None
 
 
-def flip_last_char(state: str) -> str:
-    return state[:-1] + ("A" if state[-1] != "A" else "B")
+def flip_a_sealed_char(state: str) -> str:
+    """Change one character of the tag. Not the last one: when the length is not a multiple of four
+    its low bits are base64 padding, and changing only those is refused as malformed, not as a bad seal."""
+    return state[:-2] + ("A" if state[-2] != "A" else "B") + state[-1]
 
 
 def test_untouched_state_completes_the_call(live: LiveServer, cast: Cast) -> None:
@@ -81,7 +83,7 @@ def test_untouched_state_completes_the_call(live: LiveServer, cast: Cast) -> Non
 @pytest.mark.parametrize(
     ("mangle", "reason"),
     [
-        (flip_last_char, "seal"),
+        (flip_a_sealed_char, "seal"),
         (lambda s: s[:24], "malformed"),
         (lambda s: "k1." + base64.urlsafe_b64encode(b"\0" * 40).decode().rstrip("="), "unknown or retired key"),
         (lambda s: "not-a-state", "malformed"),
