@@ -32,8 +32,8 @@ META = {
 }
 
 
-def call(name: str, arguments: dict[str, Any] | None = None, **meta: Any) -> bytes:
-    params = {"name": name, "arguments": arguments or {}, "_meta": {**META, **meta}}
+def call(name: str, arguments: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> bytes:
+    params = {"name": name, "arguments": arguments or {}, "_meta": {**META, **(meta or {})}}
     return json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}).encode()
 
 
@@ -77,6 +77,17 @@ CASES: dict[str, tuple[bytes, dict[str, str], list[tuple[str, str]]]] = {
         [("mcp-param-region", "eu")],
     ),
     "header no tool declares": (call("test_simple_text"), {}, [("mcp-param-region", "eu")]),
+    "progress, streamed": (
+        call("test_tool_with_progress", meta={"progressToken": "p-1"}),
+        {"mcp-name": "test_tool_with_progress"},
+        [],
+    ),
+    "log lines, streamed": (
+        call("test_tool_with_logging", meta={"io.modelcontextprotocol/logLevel": "info"}),
+        {"mcp-name": "test_tool_with_logging"},
+        [],
+    ),
+    "log lines not asked for": (call("test_tool_with_logging"), {"mcp-name": "test_tool_with_logging"}, []),
 }
 
 
@@ -159,6 +170,10 @@ async def endpoint() -> AsyncIterator[TenantEndpoint]:
         yield app
 
 
+# The logging fixture tool uses `ctx.log`, deprecated at 2026-07-28; its warning is expected here.
+pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("case", list(CASES))
 async def test_our_entry_answers_as_the_sdk_does(endpoint: TenantEndpoint, case: str) -> None:
@@ -173,11 +188,12 @@ async def test_our_entry_answers_as_the_sdk_does(endpoint: TenantEndpoint, case:
 @pytest.mark.anyio
 async def test_the_cases_cover_success_and_every_kind_of_refusal(endpoint: TenantEndpoint) -> None:
     """The parity table is worth something only if it reaches each branch: check what it got."""
-    statuses = {}
+    statuses, kinds = {}, {}
     for case, (body, change, add) in CASES.items():
         exchange = Exchange(body)
         await endpoint(scope(body, change, add), exchange.receive, exchange.send)
         statuses[case] = exchange.status
+        kinds[case] = exchange.answer()[1]
     assert statuses["quiet call"] == statuses["declared header matches"] == statuses["header no tool declares"] == 200
     assert statuses["notification"] == 202
     assert statuses["no SSE in Accept"] == statuses["no JSON in Accept"] == 406
@@ -186,6 +202,8 @@ async def test_the_cases_cover_success_and_every_kind_of_refusal(endpoint: Tenan
     for refused in ("parse error", "batch", "Mcp-Method disagrees", "Mcp-Method twice", "declared header missing"):
         assert statuses[refused] == 400, refused
     assert statuses["declared header differs"] == 400
+    assert kinds["progress, streamed"] == kinds["log lines, streamed"] == "text/event-stream"
+    assert kinds["quiet call"] == kinds["log lines not asked for"] == "application/json"
 
 
 @pytest.mark.anyio
