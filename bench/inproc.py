@@ -36,6 +36,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from starlette.types import ASGIApp  # noqa: E402
+
+from tests.asgi import Exchange, post_scope  # noqa: E402
+
 SITE_ROOT = "http://127.0.0.1:8000"
 PATH = "/t/bench/mcp"
 META = {
@@ -63,59 +69,25 @@ def prepare(var: str) -> str:
 
 
 class Caller:
-    def __init__(self, app: Callable[..., Awaitable[None]], token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self.token = token.encode()
+        self.token = token
 
     async def call(self, tool: str, payload: bytes) -> dict[str, Any]:
         headers = [
-            (b"host", b"127.0.0.1:8000"),
-            (b"content-type", b"application/json"),
-            (b"accept", b"application/json, text/event-stream"),
-            (b"mcp-protocol-version", b"2026-07-28"),
-            (b"mcp-method", b"tools/call"),
-            (b"mcp-name", tool.encode()),
-            (b"authorization", b"Bearer " + self.token),
-            (b"content-length", str(len(payload)).encode()),
+            ("host", "127.0.0.1:8000"),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", tool),
+            ("authorization", f"Bearer {self.token}"),
+            ("content-length", str(len(payload))),
         ]
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": PATH,
-            "raw_path": PATH.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": headers,
-            "client": ("127.0.0.1", 50000),
-            "server": ("127.0.0.1", 8000),
-            "state": {},
-        }
-        delivered = False
-        status: list[int] = []
-        chunks: list[bytes] = []
-
-        async def receive() -> dict[str, Any]:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": payload, "more_body": False}
-            await asyncio.Event().wait()  # the client stays until the answer
-            raise AssertionError("unreachable")
-
-        async def send(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-            else:
-                chunks.append(message.get("body", b""))
-
-        await self.app(scope, receive, send)
-        raw = b"".join(chunks)
-        if status != [200]:
-            raise RuntimeError(f"{tool}: HTTP {status}: {raw[:300]!r}")
-        result: dict[str, Any] = json.loads(raw)["result"]
+        exchange = await Exchange(payload).play(self.app, post_scope(PATH, headers))
+        if exchange.status != 200:
+            raise RuntimeError(f"{tool}: HTTP {exchange.status}: {exchange.text[:300]!r}")
+        result: dict[str, Any] = json.loads(exchange.text)["result"]
         return result
 
     async def plain(self) -> None:
@@ -192,7 +164,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mcpsite-inproc-") as var:
         token = prepare(var)
         os.environ.update(MCPSITE_VAR_DIR=var, MCPSITE_SITE_ROOT=SITE_ROOT, DJANGO_SETTINGS_MODULE="mcpsite.settings")
-        sys.path.insert(0, str(ROOT))
         import django
 
         django.setup()

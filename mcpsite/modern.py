@@ -19,9 +19,11 @@ the client leaving cancels the handler (one anyio cancel scope, as the SDK's tas
 Handshake-era requests, GETs of other paths and the protected-resource metadata go to the
 SDK's app unchanged.
 
-The SDK's pieces used here live in its private module ``mcp.server._streamable_http_modern``;
-the SDK is pinned in ``requirements.lock`` and the conformance tests run every rejection this
-entry can answer through both paths (`tests/conformance`).
+The SDK's pieces used here live in its private module ``mcp.server._streamable_http_modern``
+(there is no public seam for its ladder without the task group); the SDK is pinned in
+``requirements.lock``, and `tests/mcp/test_modern_entry.py` plays every answer this entry gives
+(success, streamed notifications, each refusal) through both this entry and the SDK's app and
+requires them to be the same.
 """
 
 from __future__ import annotations

@@ -13,15 +13,15 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
-from starlette.types import Message
+from starlette.types import Scope
 
 from mcpsite import modern
 from mcpsite.modern import TenantEndpoint
 from mcpsite.registry import build_server
 from mcpsite.tenancy import TenantInfo
+from tests.asgi import Exchange, post_scope
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import modern_post, raw_post
 
@@ -91,7 +91,8 @@ CASES: dict[str, tuple[bytes, dict[str, str], list[tuple[str, str]]]] = {
 }
 
 
-def scope(body: bytes, change: dict[str, str], add: list[tuple[str, str]]) -> dict[str, Any]:
+def scope(body: bytes, change: dict[str, str], add: list[tuple[str, str]]) -> Scope:
+    """A valid `tools/call`'s headers, with `change` applied and `add` appended."""
     base = {
         "host": "127.0.0.1:8000",
         "content-type": "application/json",
@@ -101,64 +102,7 @@ def scope(body: bytes, change: dict[str, str], add: list[tuple[str, str]]) -> di
         "mcp-name": "test_simple_text",
         "content-length": str(len(body)),
     }
-    headers = [(k.encode(), v.encode()) for k, v in {**base, **change}.items()]
-    headers += [(k.encode(), v.encode()) for k, v in add]
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": PATH,
-        "raw_path": PATH.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-        "state": {},
-    }
-
-
-class Exchange:
-    """One request played to an ASGI app the way uvicorn plays it: the body, then (optionally,
-    after `leave_after` seconds) the client's disconnect."""
-
-    def __init__(self, body: bytes, *, leave_after: float | None = None) -> None:
-        self.body = body
-        self.leave_after = leave_after
-        self.sent_body = False
-        self.status: int | None = None
-        self.headers: dict[str, str] = {}
-        self.chunks: list[bytes] = []
-
-    async def receive(self) -> Message:
-        if not self.sent_body:
-            self.sent_body = True
-            return {"type": "http.request", "body": self.body, "more_body": False}
-        if self.leave_after is None:
-            await anyio.sleep_forever()
-        else:
-            await anyio.sleep(self.leave_after)
-        return {"type": "http.disconnect"}
-
-    async def send(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            self.headers = {k.decode().lower(): v.decode() for k, v in message.get("headers", [])}
-        else:
-            self.chunks.append(message.get("body", b""))
-
-    @property
-    def text(self) -> str:
-        return b"".join(self.chunks).decode()
-
-    def answer(self) -> tuple[int | None, str, Any]:
-        kind = self.headers.get("content-type", "").split(";")[0]
-        body: Any = self.text
-        if kind == "application/json" and body:
-            body = json.loads(body)
-        return self.status, kind, body
+    return post_scope(PATH, [*{**base, **change}.items(), *add])
 
 
 @pytest.fixture
