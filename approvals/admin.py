@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -127,7 +128,7 @@ class ElicitationAdmin(admin.ModelAdmin):
     def decide_view(self, request: HttpRequest, elicitation_id: str) -> HttpResponse:
         if not self.has_change_permission(request):
             return HttpResponse(status=403)
-        row = get_object_or_404(Elicitation, pk=elicitation_id)
+        row = get_object_or_404(Elicitation, pk=unquote(elicitation_id))
         button = next((name for name in STAFF_ACTIONS if name in request.POST), None)
         if button is None:
             return HttpResponse("no action chosen", status=400)
@@ -137,7 +138,7 @@ class ElicitationAdmin(admin.ModelAdmin):
             self.message_user(request, str(exc), messages.WARNING)
         else:
             self.message_user(request, f"{row.pk} {STAFF_ACTIONS[button]}; the waiting client is told.")
-        return HttpResponseRedirect(reverse("admin:approvals_elicitation_change", args=[row.pk]))
+        return HttpResponseRedirect(reverse("admin:approvals_elicitation_change", args=[quote(row.pk)]))
 
     def _act(self, request: HttpRequest, queryset: QuerySet[Elicitation], button: str) -> None:
         done = skipped = 0
@@ -183,5 +184,5 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     def elicitation_link(self, delivery: WebhookDelivery) -> str:
         if delivery.elicitation_id is None:
             return "-"
-        url = reverse("admin:approvals_elicitation_change", args=[delivery.elicitation_id])
+        url = reverse("admin:approvals_elicitation_change", args=[quote(delivery.elicitation_id)])
         return format_html('<a href="{}">{}</a>', url, delivery.elicitation_id)

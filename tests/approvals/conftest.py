@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from django.contrib.admin.utils import quote
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -172,6 +173,11 @@ class CallInThread:
         if self.error is not None:
             raise AssertionError(f"the call failed: {self.error!r}")
         return str(self.result.content[0].text)
+
+
+def admin_path(row: Elicitation, view: str = "change") -> str:
+    """The admin page of `row`, its id quoted as the admin quotes it (ids hold `_`)."""
+    return f"/admin/approvals/elicitation/{quote(row.pk)}/{view}/"
 
 
 def elicitation_id_of(url: str) -> str:

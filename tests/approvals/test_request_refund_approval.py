@@ -9,7 +9,7 @@ import pytest
 
 from approvals import services
 from approvals.models import Elicitation
-from tests.approvals.conftest import CallInThread, elicitation_id_of
+from tests.approvals.conftest import CallInThread, admin_path, elicitation_id_of
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES
 
@@ -35,7 +35,7 @@ def test_staff_approval_in_the_admin_lets_the_refund_through(
     assert page.get_attribute("#status", "data-status") == "pending"
 
     admin = page.context.new_page()
-    admin.goto(f"{server.url}/admin/login/?next=/admin/approvals/elicitation/{row.pk}/change/")
+    admin.goto(f"{server.url}/admin/login/?next={admin_path(row)}")
     admin.fill("#id_username", "staff")
     admin.fill("#id_password", "staff-password-1")
     admin.click("input[type=submit]")

@@ -7,17 +7,17 @@ import httpx2
 import pytest
 
 from approvals.models import Elicitation, ElicitationEvent, WebhookDelivery
-from tests.approvals.conftest import CallInThread, deliver, elicitation_id_of, payment_event
+from tests.approvals.conftest import CallInThread, admin_path, deliver, elicitation_id_of, payment_event
 from tests.conftest import Cast, LiveServer
 from tests.http import admin_messages, csrf, signed_in
 from tests.mcp.clients import MODES
 
 
 def act(staff: httpx2.Client, row: Elicitation, button: str, note: str = "") -> str:
-    page = staff.get(f"/admin/approvals/elicitation/{row.pk}/change/")
+    page = staff.get(admin_path(row))
     assert page.status_code == 200
     response = staff.post(
-        f"/admin/approvals/elicitation/{row.pk}/decide/",
+        admin_path(row, "decide"),
         data={"csrfmiddlewaretoken": csrf(page), button: "1", "note": note},
         follow_redirects=True,
     )
@@ -79,7 +79,7 @@ def test_the_detail_page_shows_digest_url_deliveries_and_audit_trail(
     row = Elicitation.objects.get(pk=elicitation_id_of(call.start().next_question().url))
     assert deliver(server, payment_event(row)).status_code == 200
     call.join()
-    page = signed_in(server, "staff", "staff-password-1").get(f"/admin/approvals/elicitation/{row.pk}/change/")
+    page = signed_in(server, "staff", "staff-password-1").get(admin_path(row))
     delivery = WebhookDelivery.objects.get(elicitation=row)
     for shown in (row.args_digest, row.url, delivery.event_id, "Audit trail", f"{delivery.provider} event"):
         assert shown in page.text, shown
@@ -116,11 +116,9 @@ def test_staff_without_the_change_permission_cannot_act(server: LiveServer, cast
     viewer.user_permissions.add(Permission.objects.get(codename="view_elicitation"))
     call, row = refund(server, cast, "2026-07-28", "perm-1")
     http = signed_in(server, "viewer-approvals", "viewer-password-1")
-    page = http.get(f"/admin/approvals/elicitation/{row.pk}/change/")
+    page = http.get(admin_path(row))
     assert page.status_code == 200
-    response = http.post(
-        f"/admin/approvals/elicitation/{row.pk}/decide/", data={"csrfmiddlewaretoken": csrf(page), "_approve": "1"}
-    )
+    response = http.post(admin_path(row, "decide"), data={"csrfmiddlewaretoken": csrf(page), "_approve": "1"})
     assert response.status_code == 403
     row.refresh_from_db()
     assert row.status == "pending"
