@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -17,9 +17,14 @@ from django.utils import timezone
 
 from mcpsite.models import Tenant
 
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
+
 
 def new_elicitation_id() -> str:
-    """Unguessable: the id is also the capability in the checkout / status page URL."""
+    """Unguessable: the id is the capability in the sandbox checkout URL (a provider's page knows
+    none of our users); the status and consent pages also need the row's own user signed in."""
     return f"el_{secrets.token_urlsafe(18)}"
 
 
@@ -146,6 +151,20 @@ class Elicitation(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
+
+    def belongs_to(self, user: AbstractBaseUser | AnonymousUser) -> bool:
+        """Whether `user`, signed in on our pages, is the principal this row was opened for.
+
+        A browser has a Django session, not an OAuth client, so the principal is the user whose pk
+        is the row's subject at our own issuer (how `mcpsite.auth` names token users). A row with
+        no principal (a public tenant's) belongs to nobody: anyone could hold its id.
+        """
+        return (
+            user.is_authenticated
+            and bool(self.subject)
+            and self.issuer == settings.MCPSITE["ISSUER"]
+            and self.subject == str(user.pk)
+        )
 
     def resolve(
         self,

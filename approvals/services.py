@@ -53,6 +53,16 @@ class WrongKind(ValueError):
         self.elicitation = elicitation
 
 
+class NotYours(PermissionError):
+    """Someone other than the row's principal tried to answer it (another member, another
+    tenant's user, or anyone at all for a row that names no principal)."""
+
+    def __init__(self, *, elicitation: Elicitation, user: Any) -> None:
+        super().__init__(f"elicitation {elicitation.pk} is not {getattr(user, 'pk', None)!r}'s to answer")
+        self.elicitation = elicitation
+        self.user = user
+
+
 @dataclass(frozen=True)
 class PaymentTerms:
     amount: Decimal
@@ -196,12 +206,21 @@ def approval_decide(*, elicitation: Elicitation, user: Any, approve: bool, note:
 
 
 @transaction.atomic
-def consent_give(*, elicitation: Elicitation, agree: bool) -> Elicitation:
-    """The end user's answer on the consent page."""
+def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicitation:
+    """The end user's answer on the consent page; only the row's own principal may give it, and
+    who answered is recorded (`completed_by_user`, the audit event's actor).
+
+    Raises `NotYours` (nothing changes) or `ElicitationNotPending`.
+    """
+    # The principal columns never change after the row is opened, so checking the caller's copy
+    # before `_end` locks the row is as good as checking the locked one.
+    if not elicitation.belongs_to(user):
+        raise NotYours(elicitation=elicitation, user=user)
     return _end(
         elicitation.pk,
         status=Elicitation.Status.COMPLETED if agree else Elicitation.Status.DECLINED,
         outcome={"consent": "given" if agree else "refused"},
+        user=user,
         kind=Elicitation.Kind.CONSENT,
         source="user",
     )

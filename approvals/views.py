@@ -1,7 +1,10 @@
 """The webhook receiver and the pages a URL-mode elicitation opens (sandbox checkout, status, consent).
 
-Each page is reached through the elicitation's unguessable id, which is what the MCP client was
-given; the views only parse input and call `approvals.services`.
+The checkout page stands in for a provider's page (a real provider knows none of our users), so
+the elicitation's unguessable id is all it needs. The status and consent pages are ours: a
+principal only sees and answers its own rows, so they need the row's own user signed in (anyone
+else gets 403, even holding the URL, the agent included). The views only parse input and call
+`approvals.services`.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import logging
 import secrets
 
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
@@ -63,21 +68,33 @@ def checkout(request: HttpRequest, elicitation_id: str) -> HttpResponse:
     return render(request, "approvals/checkout.html", {"elicitation": row, "payment": row.payment})
 
 
+def _own_row(request: HttpRequest, elicitation_id: str, **filters: str) -> Elicitation:
+    """The signed-in user's row: 404 if there is none, 403 if it is someone else's (or nobody's)."""
+    row = get_object_or_404(Elicitation.objects.select_related("tenant"), pk=elicitation_id, **filters)
+    if not row.belongs_to(request.user):
+        logger.warning("user %s refused on elicitation %s (not its principal)", request.user.pk, row.pk)
+        raise PermissionDenied
+    return row
+
+
+@require_http_methods(["GET", "HEAD"])
+@login_required
 def status(request: HttpRequest, elicitation_id: str) -> HttpResponse:
     """Where an elicitation stands; reloads itself while pending."""
-    row = get_object_or_404(Elicitation.objects.select_related("tenant"), pk=elicitation_id)
+    row = _own_row(request, elicitation_id)
     return render(request, "approvals/status.html", {"elicitation": row})
 
 
 @require_http_methods(["GET", "POST"])
+@login_required
 def consent(request: HttpRequest, elicitation_id: str) -> HttpResponse:
-    row = get_object_or_404(
-        Elicitation.objects.select_related("tenant"), pk=elicitation_id, kind=Elicitation.Kind.CONSENT
-    )
+    row = _own_row(request, elicitation_id, kind=Elicitation.Kind.CONSENT)
     if request.method == "POST" and row.is_pending:
         try:
-            services.consent_give(elicitation=row, agree=request.POST.get("action") == "agree")
+            services.consent_give(elicitation=row, user=request.user, agree=request.POST.get("action") == "agree")
         except ElicitationNotPending:
             pass
+        except services.NotYours:
+            raise PermissionDenied from None
         return redirect("approvals:status", elicitation_id=row.pk)
     return render(request, "approvals/consent.html", {"elicitation": row})

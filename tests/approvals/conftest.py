@@ -8,6 +8,7 @@ import datetime
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from mcp_types import (
     ElicitResult,
 )
 
+from approvals import services
 from approvals.models import Elicitation
 from approvals.providers.sandbox import checkout_completed_event, signed_delivery
 from mcpsite.models import Tenant
@@ -178,6 +180,37 @@ class CallInThread:
 def admin_path(row: Elicitation, view: str = "change") -> str:
     """The admin page of `row`, its id quoted as the admin quotes it (ids hold `_`)."""
     return f"/admin/approvals/elicitation/{quote(row.pk)}/{view}/"
+
+
+def issuer_of(server: LiveServer) -> str:
+    """The OAuth issuer `server` names in its principals (`MCPSITE_ISSUER`, else its site root)."""
+    return server.env.get("MCPSITE_ISSUER", server.env["MCPSITE_SITE_ROOT"].rstrip("/"))
+
+
+def opened_for(
+    server: LiveServer, user: Any, kind: str, *, slug: str = "demo", issuer: str | None = None
+) -> Elicitation:
+    """A pending step opened the way a resolver opens it, for `user`'s token at `server` (None: a
+    public tenant's call, which names no principal)."""
+    principal = ("client", issuer or issuer_of(server), str(user.pk)) if user is not None else ("", "", "")
+    return services.elicitation_open(
+        tenant_id=Tenant.objects.get(slug=slug).pk,
+        principal=principal,
+        tool="share_calendar" if kind == Elicitation.Kind.CONSENT else "request_refund",
+        args_digest=uuid.uuid4().hex,
+        kind=kind,
+        reference=f"{kind}-test",
+        message="Your consent is needed: share your calendar with the assistant",
+    )
+
+
+def sign_in_page(page: Any, server: LiveServer, username: str, password: str) -> None:
+    """Sign a Playwright page in on the site's login form (the status and consent pages need it)."""
+    page.goto(f"{server.url}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
 
 
 def elicitation_id_of(url: str) -> str:

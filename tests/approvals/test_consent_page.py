@@ -3,15 +3,12 @@ declines it, and a second answer (a resubmitted form) changes nothing."""
 
 from __future__ import annotations
 
-import re
-import uuid
-
-import httpx2
 import pytest
 
-from approvals import services
 from approvals.models import Elicitation
+from tests.approvals.conftest import opened_for
 from tests.conftest import Cast, LiveServer
+from tests.http import csrf, signed_in
 
 
 @pytest.mark.parametrize(
@@ -20,29 +17,19 @@ from tests.conftest import Cast, LiveServer
 def test_the_users_answer_on_the_consent_page_ends_the_elicitation(
     server: LiveServer, cast: Cast, action: str, other: str, status: str
 ) -> None:
-    row = services.elicitation_open(
-        tenant_id=cast.tenant("demo").pk,
-        principal=("client", "issuer", "alice"),
-        tool="share_calendar",
-        args_digest=uuid.uuid4().hex,
-        kind=Elicitation.Kind.CONSENT,
-        reference="calendar",
-        message="Your consent is needed: share your calendar with the assistant",
-    )
-    url = f"{server.url}/approvals/consent/{row.pk}/"  # the row names the test process's site root
+    row = opened_for(server, cast.user("alice"), Elicitation.Kind.CONSENT)
+    path = f"/approvals/consent/{row.pk}/"
 
-    with httpx2.Client(timeout=10) as browser:
-        page = browser.get(url)
-        assert "share your calendar with the assistant" in page.text
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
-        assert token is not None
-        form = {"csrfmiddlewaretoken": token.group(1), "action": action}
-        assert browser.post(url, data=form, headers={"Referer": url}).status_code == 302
-        row.refresh_from_db()
-        assert row.status == status
-        ended_at = row.completed_at
+    browser = signed_in(server, "alice", "alice-password-1")  # only the row's own user may answer
+    page = browser.get(path)
+    assert "share your calendar with the assistant" in page.text
+    form = {"csrfmiddlewaretoken": csrf(page), "action": action}
+    assert browser.post(path, data=form).status_code == 302
+    row.refresh_from_db()
+    assert row.status == status
+    ended_at = row.completed_at
 
-        browser.post(url, data={**form, "action": other}, headers={"Referer": url})
+    browser.post(path, data={**form, "action": other})
 
     row.refresh_from_db()
     assert (row.status, row.completed_at) == (status, ended_at)

@@ -9,7 +9,7 @@ import pytest
 
 from approvals import services
 from approvals.models import Elicitation
-from tests.approvals.conftest import CallInThread, admin_path, elicitation_id_of
+from tests.approvals.conftest import CallInThread, admin_path, elicitation_id_of, sign_in_page
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES
 
@@ -31,10 +31,11 @@ def test_staff_approval_in_the_admin_lets_the_refund_through(
 ) -> None:
     order_id = f"A-{mode}"
     call, row = refund_call(server, cast, mode, order_id)
+    sign_in_page(page, server, "alice", "alice-password-1")  # the status page is the row's user's only
     page.goto(row.url)
     assert page.get_attribute("#status", "data-status") == "pending"
 
-    admin = page.context.new_page()
+    admin = page.context.browser.new_context().new_page()  # staff's own session, not alice's
     admin.goto(f"{server.url}/admin/login/?next={admin_path(row)}")
     admin.fill("#id_username", "staff")
     admin.fill("#id_password", "staff-password-1")
