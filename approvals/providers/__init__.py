@@ -8,6 +8,7 @@ signs the Stripe way (``Stripe-Signature: t=<ts>,v1=<hmac-sha256 of "<ts>.<body>
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -55,21 +56,32 @@ class PaymentProvider(Protocol):
         ...
 
 
+def _signed_at(header: str) -> int:
+    """The header's timestamp, read as the stripe library reads it (the first ``t=`` item)."""
+    return int(next(item.split("=", 2)[1] for item in header.split(",") if item.split("=", 2)[0] == "t"))
+
+
 def verify_stripe_signature(*, body: bytes, header: str | None, secret: str) -> dict[str, Any]:
-    """Check ``Stripe-Signature`` (5-minute tolerance by default) and return the decoded JSON body."""
+    """Check ``Stripe-Signature`` and return the decoded JSON body.
+
+    The timestamp must lie within the tolerance (5 minutes by default) either side of now. The
+    stripe library only refuses an old one; a signature dated ahead would stay replayable until
+    that date plus the tolerance, so it is refused too.
+    """
+    if not header:
+        raise WebhookRejected(reason="missing signature")
+    tolerance = approvals_settings()["WEBHOOK_TOLERANCE_SECONDS"]
     try:
-        stripe.WebhookSignature.verify_header(
-            body, header, secret, tolerance=approvals_settings()["WEBHOOK_TOLERANCE_SECONDS"]
-        )
+        stripe.WebhookSignature.verify_header(body, header, secret, tolerance=tolerance)
     except stripe.SignatureVerificationError as exc:
         text = str(exc)
-        if not header:
-            raise WebhookRejected(reason="missing signature") from None
         if text.startswith("Timestamp outside the tolerance zone"):
             raise WebhookRejected(reason="stale timestamp") from None
         raise WebhookRejected(reason="bad signature") from None
     except UnicodeDecodeError:
         raise WebhookRejected(reason="malformed body") from None
+    if tolerance and _signed_at(header) > time.time() + tolerance:
+        raise WebhookRejected(reason="future timestamp")
     try:
         decoded = json.loads(body)
     except ValueError:

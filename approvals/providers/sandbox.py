@@ -12,7 +12,7 @@ import hmac
 import json
 import secrets
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +20,7 @@ from django.urls import reverse
 
 from approvals.conf import approvals_settings
 from approvals.providers import PaymentEvent, WebhookRejected, stripe_signature_header, verify_stripe_signature
+from approvals.providers.wire import MalformedEvent, stripe_event_parse
 
 SIGNATURE_HEADER = "Stripe-Signature"
 
@@ -71,24 +72,29 @@ class SandboxProvider:
     def parse_webhook(self, *, body: bytes, headers: Mapping[str, str]) -> PaymentEvent:
         decoded = verify_stripe_signature(body=body, header=headers.get(SIGNATURE_HEADER), secret=webhook_secret())
         try:
-            event_id, event_type = str(decoded["id"]), str(decoded["type"])
-            session = decoded["data"]["object"]
-            if not isinstance(session, dict):
-                raise TypeError("data.object")
-            amount_total = session.get("amount_total")
-            amount = Decimal(amount_total) / 100 if amount_total is not None else None
-            currency = session.get("currency")
-            reference = session.get("client_reference_id")
-        except (KeyError, TypeError, InvalidOperation):
+            event, session = stripe_event_parse(decoded)
+        except MalformedEvent:
             raise WebhookRejected(reason="malformed body") from None
+        if session is None:
+            return PaymentEvent(
+                provider=self.name,
+                event_id=event.id,
+                type=event.type,
+                elicitation_id=None,
+                provider_reference="",
+                amount=None,
+                currency=None,
+                paid=False,
+                payload=decoded,
+            )
         return PaymentEvent(
             provider=self.name,
-            event_id=event_id,
-            type=event_type,
-            elicitation_id=str(reference) if reference is not None else None,
-            provider_reference=str(session.get("id", "")),
-            amount=amount,
-            currency=str(currency).upper() if currency is not None else None,
-            paid=session.get("payment_status") == "paid",
+            event_id=event.id,
+            type=event.type,
+            elicitation_id=session.client_reference_id,
+            provider_reference=session.id,
+            amount=Decimal(session.amount_total) / 100 if session.amount_total is not None else None,
+            currency=session.currency.upper() if session.currency is not None else None,
+            paid=session.payment_status == "paid",
             payload=decoded,
         )
