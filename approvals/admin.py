@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -102,8 +103,16 @@ def staff_end(row: Elicitation, button: str, user: Any, note: str) -> Elicitatio
     return services.elicitation_expire_by_staff(elicitation=row, user=user, reason=note)
 
 
+class NoDeleting:
+    """Money and audit records are not an operator's to delete (nor, through cascades, what hangs
+    off them): no Delete link, no "delete selected" action, 403 on the delete view, superusers too."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Elicitation)
-class ElicitationAdmin(admin.ModelAdmin):
+class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
     list_display = ["id", "tenant", "kind", "status", "tool", "reference", "subject", "created_at", "expires_at"]
     list_filter = ["status", "kind", "tenant", AgeFilter, FlaggedFilter]
     list_select_related = ["tenant"]
@@ -116,6 +125,17 @@ class ElicitationAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Read-only for everyone. The change permission is what the staff actions need (they post
+        to decide/), but no field is an operator's to edit, and a Save would write back the whole
+        row as loaded, racing a webhook that ends it meanwhile."""
+        if request.method == "POST":
+            raise PermissionDenied
+        read_only = {"show_save": False, "show_save_and_continue": False, "show_save_and_add_another": False}
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **read_only})
 
     @admin.display(description="page the user opens")
     def page(self, row: Elicitation) -> str:
@@ -169,8 +189,30 @@ class ElicitationAdmin(admin.ModelAdmin):
         self._act(request, queryset, "_expire")
 
 
+@admin.register(Payment)
+class PaymentAdmin(NoDeleting, admin.ModelAdmin):
+    """What was charged where, read-only: amounts change only with the elicitation that opened them."""
+
+    list_display = ["elicitation_link", "amount", "currency", "provider", "provider_reference"]
+    list_filter = ["provider", "currency"]
+    list_select_related = ["elicitation"]
+    search_fields = ["elicitation__id", "provider_reference"]
+    readonly_fields = [f.name for f in Payment._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="elicitation")
+    def elicitation_link(self, payment: Payment) -> str:
+        url = reverse("admin:approvals_elicitation_change", args=[quote(payment.elicitation_id)])
+        return format_html('<a href="{}">{}</a>', url, payment.elicitation_id)
+
+
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(NoDeleting, admin.ModelAdmin):
     list_display = ["event_id", "provider", "event_type", "outcome", "flagged", "elicitation_link", "received_at"]
     list_filter = ["flagged", "outcome", "provider"]
     list_select_related = ["elicitation"]
@@ -179,6 +221,9 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # what a provider sent: viewed, never edited
 
     @admin.display(description="elicitation")
     def elicitation_link(self, delivery: WebhookDelivery) -> str:

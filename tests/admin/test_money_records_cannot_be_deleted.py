@@ -1,0 +1,101 @@
+"""Payments, elicitations and webhook deliveries are money and audit records: no one deletes
+them from the admin, a superuser included (no Delete link, no "delete selected" action, 403 on
+the delete view), and their pages are read-only (no Save buttons; a POST to the change page is
+403). Staff still act on a pending elicitation through its own buttons."""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+import pytest
+from django.contrib import admin
+from django.contrib.admin.utils import quote
+from django.contrib.auth import get_user_model
+from django.test import Client, RequestFactory
+
+from approvals import services
+from approvals.models import Elicitation, Payment, WebhookDelivery
+from mcpsite.models import Tenant
+
+pytestmark = pytest.mark.django_db
+
+Record = tuple[str, Elicitation | Payment | WebhookDelivery]
+SAVE_BUTTONS = ('name="_save"', 'name="_continue"', 'name="_addanother"')
+
+
+@pytest.fixture
+def staff() -> Client:
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="staff"))  # a superuser
+    return client
+
+
+@pytest.fixture
+def records() -> dict[str, Record]:
+    """One of each record, by admin name: (its pk as the admin quotes it, the row)."""
+    row = services.elicitation_open(
+        tenant_id=Tenant.objects.get(slug="demo").pk,
+        principal=("client", "issuer", "1"),
+        tool="pay_deposit",
+        args_digest=uuid.uuid4().hex,
+        kind=Elicitation.Kind.PAYMENT,
+        reference="deposit-keep",
+        message="Please pay",
+        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
+    )
+    delivery = WebhookDelivery.objects.create(
+        provider="sandbox",
+        event_id=f"evt_{uuid.uuid4().hex}",
+        event_type="checkout.session.completed",
+        elicitation=row,
+        outcome=WebhookDelivery.Outcome.MISMATCH,
+        flagged=True,
+    )
+    return {
+        "elicitation": (quote(row.pk), row),
+        "payment": (quote(row.pk), row.payment),
+        "webhookdelivery": (quote(delivery.pk), delivery),
+    }
+
+
+@pytest.mark.parametrize("name", ["elicitation", "payment", "webhookdelivery"])
+def test_no_one_may_delete_a_money_record_from_the_admin(staff: Client, records: dict[str, Record], name: str) -> None:
+    pk, record = records[name]
+    assert staff.get(f"/admin/approvals/{name}/{pk}/delete/").status_code == 403
+    assert staff.post(f"/admin/approvals/{name}/{pk}/delete/", {"post": "yes"}).status_code == 403
+
+    changelist = staff.get(f"/admin/approvals/{name}/")
+    assert changelist.status_code == 200
+    assert 'value="delete_selected"' not in changelist.content.decode()
+    staff.post(f"/admin/approvals/{name}/", {"action": "delete_selected", "_selected_action": [pk], "post": "yes"})
+
+    request = RequestFactory().get("/admin/")
+    request.user = get_user_model().objects.get(username="staff")
+    assert admin.site.get_model_admin(type(record)).has_delete_permission(request, record) is False
+    for _, kept in records.values():
+        assert type(kept).objects.filter(pk=kept.pk).exists()
+
+
+@pytest.mark.parametrize("name", ["elicitation", "payment", "webhookdelivery"])
+def test_a_money_records_page_has_no_delete_link_and_no_save_buttons(
+    staff: Client, records: dict[str, Record], name: str
+) -> None:
+    pk, _ = records[name]
+    page = staff.get(f"/admin/approvals/{name}/{pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "deletelink" not in html and f"/{pk}/delete/" not in html
+    for button in SAVE_BUTTONS:
+        assert button not in html, button
+
+
+def test_staff_still_act_on_a_pending_elicitation_but_cannot_save_it(staff: Client, records: dict[str, Record]) -> None:
+    pk, row = records["elicitation"]
+    assert 'name="_cancel"' in staff.get(f"/admin/approvals/elicitation/{pk}/change/").content.decode()
+    assert staff.post(f"/admin/approvals/elicitation/{pk}/change/", {"status": "completed"}).status_code == 403
+    row.refresh_from_db()
+    assert row.status == Elicitation.Status.PENDING
+    assert staff.post(f"/admin/approvals/elicitation/{pk}/decide/", {"_cancel": "1", "note": "t"}).status_code == 302
+    row.refresh_from_db()
+    assert row.status == Elicitation.Status.CANCELLED
