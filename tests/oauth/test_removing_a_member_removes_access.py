@@ -68,7 +68,7 @@ def assert_refused_at_once(live: LiveServer, signed: SignedIn) -> None:
 
 
 REMOVALS: dict[str, Callable[[Tenant, AbstractUser], None]] = {
-    "tenant.members.remove": lambda tenant, user: tenant.members.remove(user),
+    "tenant.members.remove": lambda tenant, user: tenant.members.remove(user.pk),
     "tenant.members.set (the admin)": lambda tenant, user: tenant.members.set(tenant.members.exclude(pk=user.pk)),
     "user.tenants.remove": lambda tenant, user: user.tenants.remove(tenant),  # type: ignore[attr-defined]
     "user.tenants.clear": lambda tenant, user: user.tenants.clear(),  # type: ignore[attr-defined]
@@ -92,7 +92,7 @@ def test_membership_is_checked_again_when_refreshing(
 ) -> None:
     """A membership row deleted behind the signals' back (a bulk delete of the through rows)
     revokes nothing, yet the refresh is refused, and so is the token where it is not cached."""
-    Tenant.members.through.objects.filter(tenant=cast.tenant("demo"), user=carol.user).delete()
+    Tenant.members.through.objects.filter(tenant=cast.tenant("demo"), user_id=carol.user.pk).delete()
     fresh = server_factory(MCPSITE_SITE_ROOT=live.url)  # another process behind the same URL
     try:
         response = list_tools(fresh, carol.access_token)
