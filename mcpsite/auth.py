@@ -4,6 +4,11 @@ Verified tokens are kept in a per-process cache so the hot path does not query. 
 changed or revoked in the database is evicted from every process by a broadcast
 (`token.changed`); if that broadcast is lost, the cache entry still expires after
 ``MCPSITE["TOKEN_CACHE_SECONDS"]``, the stated revocation bound.
+
+A tenant accepts a token only when it names the tenant's resource and its user is active and a
+member of the tenant. The cached entry carries the ids of the tenants its user is a member of,
+so that check costs no query either; removing a member or deactivating a user revokes the
+tokens (`services.token_revoke_for_member`), which evicts them through the same broadcast.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ class VerifiedToken:
     resources: tuple[str, ...]
     expires_at: int
     cached_until: float
+    # The tenants whose endpoint may accept it: those its (active) user is a member of.
+    tenant_ids: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -112,20 +119,28 @@ tokens = TokenCache()
 
 
 def _load(checksum: str) -> VerifiedToken | None:
+    from mcpsite.models import Tenant
+
     stored = (
-        StoredToken.objects.select_related("application")
+        StoredToken.objects.select_related("application", "user")
         .filter(token_checksum=checksum, expires__gt=timezone.now())
         .first()
     )
     if stored is None or stored.application is None:
         return None
+    # A token acts for its user at a tenant: one without a user (client_credentials, or a DCR
+    # registration token) or of a deactivated user acts for no one, so no tenant accepts it.
+    if stored.user is None or not stored.user.is_active:
+        logger.info("bearer token refused: it has no active user (client %s)", stored.application.client_id)
+        return None
     return VerifiedToken(
         client_id=stored.application.client_id,
-        subject=str(stored.user_id) if stored.user_id is not None else None,
+        subject=str(stored.user_id),
         scopes=tuple(stored.scope.split()),
         resources=tuple(stored.resource or ()),
         expires_at=int(stored.expires.timestamp()),
         cached_until=time.monotonic() + mcpsite_settings()["TOKEN_CACHE_SECONDS"],
+        tenant_ids=frozenset(Tenant.objects.of_member(stored.user_id).values_list("pk", flat=True)),
     )
 
 
@@ -137,16 +152,21 @@ class TenantTokenVerifier:
 
     `AccessToken.resource` is reported only when the token was issued for this tenant's
     resource URL; the SDK's bearer middleware (``validate_token_resource``) refuses the rest.
+    A token whose user is not a member of this tenant is refused here (``None``: 401).
     """
 
-    def __init__(self, *, resource_url: str, issuer: str) -> None:
+    def __init__(self, *, resource_url: str, issuer: str, tenant_id: int) -> None:
         self.resource_url = resource_url
         self.issuer = issuer
+        self.tenant_id = tenant_id
 
     async def verify_token(self, token: str) -> AccessToken | None:
         entry = await tokens.lookup(token_checksum(token), _load_async)
         if entry is None:
-            logger.info("bearer token refused: unknown, revoked or expired")
+            logger.info("bearer token refused: unknown, revoked, expired or without an active user")
+            return None
+        if self.tenant_id not in entry.tenant_ids:
+            logger.info("bearer token refused: user %s is not a member of tenant %s", entry.subject, self.tenant_id)
             return None
         return AccessToken(
             token=token,

@@ -13,6 +13,9 @@ class TenantQuerySet(models.QuerySet["Tenant"]):
     def served(self) -> TenantQuerySet:
         return self.filter(enabled=True)
 
+    def of_member(self, user_id: int) -> TenantQuerySet:
+        return self.filter(members__pk=user_id)
+
 
 class Tenant(models.Model):
     """A customer: its own MCP endpoint at ``/t/<slug>/mcp`` with the toolsets it enabled."""

@@ -1,18 +1,26 @@
 """The authorization server, as django-oauth-toolkit provides it, plus the two things MCP hosting
 adds: a token names one tenant (RFC 8707 resource = the tenant's MCP URL), and only that tenant's
-members may authorize it. Dynamic client registration is open to public clients but rate-limited.
+members may authorize it. Dynamic client registration is open, rate-limited, and registers public
+authorization-code clients with https or loopback redirect URIs only.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from oauth2_provider.exceptions import OAuthToolkitError
-from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
+from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
+from oauth2_provider.models import Application
+from oauth2_provider.views import (
+    AuthorizationView,
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from mcpsite.models import Tenant
@@ -31,7 +39,10 @@ def tenant_for_resource(resource: str) -> Tenant | None:
 
 class TenantAuthorizationView(AuthorizationView):
     """DOT's consent page, refusing a resource that is not one of our tenants or a user who is not
-    a member of it (both answered to the client as RFC 6749 errors on its redirect URI)."""
+    a member of it. On the GET (whose redirect URI DOT has checked against the client) the refusal
+    goes to the client as an RFC 6749 error on its redirect URI; on the POST, whose fields may
+    have been edited, nothing is redirected to before the client and redirect URI are checked
+    again, and a refused resource is answered on our own page."""
 
     template_name = "oauth2_provider/authorize.html"
 
@@ -40,40 +51,115 @@ class TenantAuthorizationView(AuthorizationView):
             _, credentials = self.validate_authorization_request(request)
         except OAuthToolkitError as error:
             return self.error_response(error, application=None)
-        refusal = self._refuse(request.GET.getlist("resource"), credentials)
+        refusal = self._refusal(request.GET.getlist("resource"))
         if refusal is not None:
-            return refusal
+            redirected = OAuthToolkitError(
+                error=CustomOAuth2Error(error=refusal[0], description=refusal[1], state=credentials.get("state")),
+                redirect_uri=credentials.get("redirect_uri"),
+            )
+            return self.error_response(redirected, application=None)
         self.tenant = tenant_for_resource(request.GET["resource"])
         return super().get(request, *args, **kwargs)
 
     def form_valid(self, form: Any) -> HttpResponse:
-        # The hidden field can be edited: check again what the user actually submits.
-        credentials = {"redirect_uri": form.cleaned_data.get("redirect_uri"), "state": form.cleaned_data.get("state")}
-        refusal = self._refuse((form.cleaned_data.get("resource") or "").split(), credentials)
-        return refusal or super().form_valid(form)
+        # The hidden fields can be edited: check again what the user actually submits, the
+        # redirect URI first (DOT answers a denial, or a malformed resource, by redirecting to
+        # it unchecked: an open redirect).
+        application = Application.objects.filter(client_id=form.cleaned_data.get("client_id") or "").first()
+        if application is None or not application.redirect_uri_allowed(form.cleaned_data.get("redirect_uri") or ""):
+            return self._page("invalid_request", "Unknown client, or a redirect URI it did not register.")
+        refusal = self._refusal((form.cleaned_data.get("resource") or "").split())
+        if refusal is not None:
+            return self._page(*refusal)
+        return super().form_valid(form)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["tenant"] = getattr(self, "tenant", None)
         return context
 
-    def _refuse(self, resources: list[str], credentials: dict[str, Any]) -> HttpResponse | None:
+    def _refusal(self, resources: list[str]) -> tuple[str, str] | None:
+        """(error, description) when these resources may not be authorized by this user."""
         tenants = [tenant_for_resource(resource) for resource in resources]
         if len(tenants) != 1 or tenants[0] is None:
-            return self._error(
-                credentials, "invalid_target", "Ask for exactly one resource: a tenant's MCP endpoint URL."
-            )
+            return "invalid_target", "Ask for exactly one resource: a tenant's MCP endpoint URL."
         if not tenants[0].members.filter(pk=self.request.user.pk).exists():
             logger.info("authorization refused: %s is not a member of tenant %s", self.request.user, tenants[0].slug)
-            return self._error(credentials, "access_denied", f"You are not a member of {tenants[0].name}.")
+            return "access_denied", f"You are not a member of {tenants[0].name}."
         return None
 
-    def _error(self, credentials: dict[str, Any], code: str, description: str) -> HttpResponse:
-        error = OAuthToolkitError(
-            error=CustomOAuth2Error(error=code, description=description, state=credentials.get("state")),
-            redirect_uri=credentials.get("redirect_uri"),
+    def _page(self, code: str, description: str) -> HttpResponse:
+        # A FatalClientError is what DOT renders on our page instead of redirecting (400).
+        return self.error_response(
+            FatalClientError(error=CustomOAuth2Error(error=code, description=description)), application=None
         )
-        return self.error_response(error, application=None)
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+REGISTRABLE_GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
+
+
+class RegistrationRefused(Exception):
+    """Client metadata we do not register (RFC 7591 section 3.2.2 error code and description)."""
+
+    def __init__(self, *, error: str, description: str) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+
+
+def redirect_uri_registrable(uri: str) -> bool:
+    """https, or http on a loopback host (RFC 8252 section 7.3: a native client's local listener)."""
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK_HOSTS)
+
+
+def registration_vet(metadata: Any) -> Any:
+    """The metadata to hand DOT's registration, or `RegistrationRefused`.
+
+    Only public authorization-code clients register: other grants are refused (client_credentials
+    would mint tokens for no user), and the client is registered as public (``none``) whatever
+    authentication it asked for (RFC 7591 section 3.2.1 lets the server replace a value; the
+    response says which). Shapes DOT itself refuses (not a JSON object, a non-list) are left to it.
+    """
+    if not isinstance(metadata, dict):
+        return metadata
+    grant_types = metadata.get("grant_types", ["authorization_code"])
+    if isinstance(grant_types, list) and all(isinstance(grant, str) for grant in grant_types):
+        if "authorization_code" not in grant_types or not set(grant_types) <= REGISTRABLE_GRANT_TYPES:
+            raise RegistrationRefused(
+                error="invalid_client_metadata",
+                description="Only authorization_code clients (with refresh_token) may register.",
+            )
+    redirect_uris = metadata.get("redirect_uris", [])
+    if isinstance(redirect_uris, list):
+        for uri in redirect_uris:
+            if isinstance(uri, str) and not redirect_uri_registrable(uri):
+                raise RegistrationRefused(
+                    error="invalid_redirect_uri",
+                    description=f"Redirect URIs must be https, or http on a loopback address: {uri!r} is neither.",
+                )
+    return {**metadata, "token_endpoint_auth_method": "none"}
+
+
+def _vetted(request: HttpRequest) -> JsonResponse | None:
+    """Replace the request's metadata with what may be registered; the refusal if nothing may."""
+    try:
+        metadata = json.loads(request.body)
+    except ValueError:
+        return None  # DOT answers a malformed body itself
+    try:
+        request._body = json.dumps(registration_vet(metadata)).encode()  # what DOT's view reads
+    except RegistrationRefused as refused:
+        logger.info("client registration refused: %s", refused.description)
+        return JsonResponse({"error": refused.error, "error_description": refused.description}, status=400)
+    return None
 
 
 class RateLimitedRegistrationView(DynamicClientRegistrationView):
@@ -89,4 +175,13 @@ class RateLimitedRegistrationView(DynamicClientRegistrationView):
             )
             response["Retry-After"] = "3600"
             return response
-        return super().post(request, *args, **kwargs)
+        refused = _vetted(request)
+        return refused if refused is not None else super().post(request, *args, **kwargs)
+
+
+class VettedRegistrationManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592 client configuration: an update is held to the rules of a registration."""
+
+    def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        refused = _vetted(request)
+        return refused if refused is not None else super().put(request, client_id, *args, **kwargs)

@@ -75,7 +75,9 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     auth_kwargs: dict[str, Any] = {}
     if not info.public:
         auth_kwargs = {
-            "token_verifier": TenantTokenVerifier(resource_url=resource_url, issuer=mcpsite["ISSUER"]),
+            "token_verifier": TenantTokenVerifier(
+                resource_url=resource_url, issuer=mcpsite["ISSUER"], tenant_id=info.id
+            ),
             # Validated from strings so a path-less issuer keeps its exact form (no trailing slash):
             # RFC 8414 compares issuers as strings.
             "auth": AuthSettings.model_validate(

@@ -5,12 +5,13 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
-from oauth2_provider.models import AccessToken, Application
+from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import new_key_material, seal_material
@@ -208,3 +209,32 @@ def token_issue(
         scope=scope,
         resource=[tenant.resource_url(site_root)] if resource is None else resource,
     )
+
+
+def _names_tenant(resources: list[str] | None, tenant: Tenant | None) -> bool:
+    # By path, not by the whole URL: the same tenant may be reached under several site roots
+    # (a proxy, a renamed host), and a token for any of them acts at this tenant.
+    return tenant is None or any(urlsplit(resource).path == tenant.mcp_path for resource in resources or ())
+
+
+@transaction.atomic
+def token_revoke_for_member(*, user_id: int, tenant: Tenant | None = None) -> int:
+    """Revoke `user_id`'s access and refresh tokens for `tenant` (every tenant when ``None``):
+    called when a member is removed or a user deactivated. Returns how many access tokens went.
+
+    Row by row through DOT's own `revoke()` (the refresh token revokes its access token): each
+    deleted access token fires ``post_delete``, whose receiver broadcasts its eviction from
+    every process's token cache after commit, so none is trusted from memory any longer.
+    """
+    revoked = 0
+    refresh_tokens = RefreshToken.objects.filter(user_id=user_id, revoked__isnull=True).select_related("access_token")
+    for refresh in refresh_tokens:
+        access = refresh.access_token
+        if _names_tenant(refresh.resource, tenant) or (access is not None and _names_tenant(access.resource, tenant)):
+            revoked += access is not None
+            refresh.revoke()
+    for access in AccessToken.objects.filter(user_id=user_id):
+        if _names_tenant(access.resource, tenant):
+            revoked += 1
+            access.revoke()
+    return revoked

@@ -197,10 +197,13 @@ OAUTH2_PROVIDER: dict[str, object] = {
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     "OIDC_ISS_ENDPOINT": env_str("MCPSITE_ISSUER", SITE_ROOT),
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token", "client_credentials"],
+    # Only grants that act for a person (no client_credentials: a userless token acts at no tenant).
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # Codes and refresh tokens honoured only for active members; only the grants above served.
+    "OAUTH2_VALIDATOR_CLASS": "mcpsite.oauth_validator.TenantOAuth2Validator",
 }
 
 if REDIS_URL:  # shared by every process: the registration rate limit counts across them

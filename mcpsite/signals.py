@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models.signals import post_delete, post_save
+from django.contrib.auth import get_user_model
+from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 from oauth2_provider.models import AccessToken
 
+from mcpsite import services
 from mcpsite.events import publish_on_commit
 from mcpsite.models import RequestStateKey, Tenant
 
@@ -26,3 +28,31 @@ def keyring_changed(**_: Any) -> None:
 def token_changed(instance: AccessToken, created: bool = False, **_: Any) -> None:
     if not created:  # a new token is in no cache yet
         publish_on_commit({"type": "token.changed", "checksum": instance.token_checksum})
+
+
+@receiver(m2m_changed, sender=Tenant.members.through)
+def membership_changed(instance: Any, action: str, reverse: bool, pk_set: set[int] | None = None, **_: Any) -> None:
+    """A member removed (from either side of the relation, or by ``clear()``) loses the tenant's tokens."""
+    pairs: list[tuple[int, Tenant]]
+    if action == "pre_clear":  # pk_set is not given for a clear: read who is about to go
+        pairs = (
+            [(user_id, instance) for user_id in instance.members.values_list("pk", flat=True)]
+            if not reverse
+            else [(instance.pk, tenant) for tenant in instance.tenants.all()]
+        )
+    elif action == "post_remove":
+        if not reverse:
+            pairs = [(user_id, instance) for user_id in pk_set or ()]
+        else:
+            pairs = [(instance.pk, tenant) for tenant in Tenant.objects.filter(pk__in=pk_set or ())]
+    else:
+        return
+    for user_id, tenant in pairs:
+        services.token_revoke_for_member(user_id=user_id, tenant=tenant)
+
+
+@receiver(post_save, sender=get_user_model())
+def user_saved(instance: Any, update_fields: frozenset[str] | None = None, **_: Any) -> None:
+    """A deactivated user's tokens are revoked (a save that did not write ``is_active`` is skipped)."""
+    if not instance.is_active and (update_fields is None or "is_active" in update_fields):
+        services.token_revoke_for_member(user_id=instance.pk)

@@ -6,12 +6,16 @@ from oauth2_provider import views as oauth2_views
 
 from mcpsite import oauth, views
 
-# The authorization server: DOT's views (our consent page and rate-limited registration in front).
+# The authorization server: DOT's views (our consent page and vetted, rate-limited registration in front).
 oauth2_patterns = [
     path("authorize/", oauth.TenantAuthorizationView.as_view(), name="authorize"),
     path("register/", oauth.RateLimitedRegistrationView.as_view(), name="dcr-register"),
+    path(
+        "register/<str:client_id>/",
+        oauth.VettedRegistrationManagementView.as_view(),
+        name="dcr-register-management",
+    ),
     *[p for p in oauth2_urls.base_urlpatterns if getattr(p, "name", "") not in {"authorize"}],
-    *[p for p in oauth2_urls.dcr_urlpatterns if getattr(p, "name", "") != "dcr-register"],
 ]
 
 urlpatterns = [
