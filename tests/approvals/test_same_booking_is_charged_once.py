@@ -22,7 +22,9 @@ def asked_url(response: dict[str, Any]) -> str:
     return str(request["params"]["url"])
 
 
-def test_booking_id_1_and_string_1_and_1_point_0_reuse_one_payment(server: LiveServer, cast: Cast, booking: int) -> None:
+def test_booking_id_1_and_string_1_and_1_point_0_reuse_one_payment(
+    server: LiveServer, cast: Cast, booking: int
+) -> None:
     token = cast.token(server)
     urls = {
         asked_url(modern_call(server.mcp_url(), token, "pay_deposit", {"booking_id": spelling}))
