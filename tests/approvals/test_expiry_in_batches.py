@@ -52,9 +52,10 @@ def stale_rows(count: int, *, subject: str, status: str = Elicitation.Status.PEN
 
 @pytest.mark.django_db
 def test_expiring_thousands_of_stale_rows_is_a_bounded_number_of_queries(
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
-    count, size = 3000, services.approvals_settings()["EXPIRE_BATCH_SIZE"]
+    count, size = 3000, 500
+    settings.APPROVALS = {**settings.APPROVALS, "EXPIRE_BATCH_SIZE": size, "EXPIRE_TICK_SECONDS": 60.0}
     stale = stale_rows(count, subject=f"s-{uuid.uuid4().hex}")
     (completed,) = stale_rows(
         1, subject=f"c-{uuid.uuid4().hex}", status=Elicitation.Status.COMPLETED, completed_at=timezone.now()
