@@ -18,8 +18,8 @@ from approvals.models import Elicitation
 from tests.approvals.raw import legacy_call, modern_call
 from tests.conftest import Cast, LiveServer
 
-URL_ONLY = {"elicitation": {"url": {}}}
-BOTH = {"elicitation": {"form": {}, "url": {}}}
+URL_ONLY: dict[str, Any] = {"elicitation": {"url": {}}}
+BOTH: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 URL_MISSING = "Client did not declare the url elicitation capability required by tool 'pay_deposit'"
 BOTH_MISSING = "Client did not declare the form and url elicitation capabilities required by tool 'pay_deposit'"
 
