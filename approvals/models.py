@@ -58,9 +58,22 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
             reference=reference,
         )
 
+    def open_for(self, *, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> ElicitationQuerySet:
+        """One principal's unfinished steps at one tenant: pending and not yet past expiry (a stale
+        row is the beat's to expire; it must not hold the principal's cap meanwhile)."""
+        client_id, issuer, subject = principal
+        return self.pending().filter(
+            tenant_id=tenant_id, client_id=client_id, issuer=issuer, subject=subject, expires_at__gt=now
+        )
+
     def stale(self, now: datetime | None = None) -> ElicitationQuerySet:
         """Pending rows past their expiry (what the beat task expires)."""
         return self.pending().filter(expires_at__lte=now or timezone.now())
+
+    def expire(self, *, now: datetime) -> int:
+        """End these rows as expired in one UPDATE; only rows still pending are touched, so a row
+        completed meanwhile (a webhook won the race) stays completed. The bulk twin of `resolve`."""
+        return self.pending().update(status=Elicitation.Status.EXPIRED, outcome={"expired": True}, completed_at=now)
 
     def unpublished(self, older_than: datetime) -> ElicitationQuerySet:
         """Ended rows whose "resolved" event never left a process (crash or broker outage)."""

@@ -9,9 +9,10 @@ the process holding a 2025-11-25 session send ``notifications/elicitation/comple
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -25,13 +26,13 @@ from approvals.conf import approvals_settings
 from approvals.models import (
     Elicitation,
     ElicitationEvent,
-    ElicitationNotPending,
     Payment,
     WebhookDelivery,
     new_elicitation_id,
 )
 from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
 from mcpsite import events
+from mcpsite.models import Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,17 @@ class DuplicateDelivery(Exception):
         super().__init__(f"{provider} event {event_id} was already received")
         self.provider = provider
         self.event_id = event_id
+
+
+class TooManyPending(Exception):
+    """The principal already has `limit` unfinished steps at this tenant; no new row is opened."""
+
+    def __init__(self, *, limit: int) -> None:
+        super().__init__(
+            f"You have {limit} unfinished payments, approvals or consents here, the most allowed at once. "
+            "Finish or cancel one, or wait for one to expire, then call again."
+        )
+        self.limit = limit
 
 
 class WrongKind(ValueError):
@@ -99,6 +111,7 @@ def elicitation_open(
 
     Idempotent under concurrency: two rounds racing to create the row meet at the
     ``one_live_elicitation_per_call`` constraint and both return the winner's row.
+    A new row needs room under ``APPROVALS["MAX_PENDING_PER_PRINCIPAL"]``, else `TooManyPending`.
     """
     if (kind == Elicitation.Kind.PAYMENT) != (payment is not None):
         raise ValueError("a payment elicitation needs payment terms, and only a payment has them")
@@ -118,6 +131,7 @@ def elicitation_open(
     client_id, issuer, subject = principal
     try:
         with transaction.atomic():
+            _make_room(tenant_id=tenant_id, principal=principal, now=now)
             row = Elicitation.objects.create(
                 id=elicitation_id,
                 tenant_id=tenant_id,
@@ -147,6 +161,19 @@ def elicitation_open(
     return row
 
 
+def _make_room(*, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> None:
+    """Refuse a new row beyond the principal's cap (junk arguments must not open rows without end).
+
+    Opening rows at one tenant is serialized on the tenant row (FOR NO KEY UPDATE: it does not
+    block inserts that merely reference the tenant), so concurrent calls cannot both take the
+    last place. Only a new row pays for this; a repeat reuses its row before getting here.
+    """
+    limit = approvals_settings()["MAX_PENDING_PER_PRINCIPAL"]
+    list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
+    if Elicitation.objects.open_for(tenant_id=tenant_id, principal=principal, now=now).count() >= limit:
+        raise TooManyPending(limit=limit)
+
+
 # --- ending -------------------------------------------------------------------------------
 
 
@@ -156,13 +183,28 @@ def publish_resolved(elicitation_id: str) -> bool:
     row = Elicitation.objects.filter(pk=elicitation_id).values("status").first()
     if row is None:
         return False
+    return _publish_ended({elicitation_id: row["status"]}) == 1
+
+
+def _publish_ended(statuses: Mapping[str, str]) -> int:
+    """Send one ``approvals.resolved`` event per row (id -> status), then mark the ones that left
+    as published in one UPDATE. Stops at the first failure: the rest stay unpublished for
+    `elicitations_republish` (receivers deduplicate). Returns how many left."""
+    sent: list[str] = []
+
+    async def send_all() -> None:
+        for elicitation_id, status in statuses.items():
+            await events.apublish({"type": RESOLVED_EVENT, "elicitation": elicitation_id, "status": status})
+            sent.append(elicitation_id)
+
     try:
-        async_to_sync(events.apublish)({"type": RESOLVED_EVENT, "elicitation": elicitation_id, "status": row["status"]})
+        async_to_sync(send_all)()
     except Exception:
-        logger.exception("could not publish the end of elicitation %s; the beat task retries", elicitation_id)
-        return False
-    Elicitation.objects.filter(pk=elicitation_id, published_at__isnull=True).update(published_at=timezone.now())
-    return True
+        unsent = len(statuses) - len(sent)
+        logger.exception("could not publish the end of %d elicitation(s); the beat task retries", unsent)
+    if sent:
+        Elicitation.objects.filter(pk__in=sent, published_at__isnull=True).update(published_at=timezone.now())
+    return len(sent)
 
 
 def _end(
@@ -277,24 +319,60 @@ def elicitation_expire_by_staff(*, elicitation: Elicitation, user: Any, reason: 
     )
 
 
-def elicitations_expire(*, now: Any = None) -> int:
-    """Expire every pending row past its expiry, each in its own short transaction."""
+def elicitations_expire(*, now: datetime | None = None) -> int:
+    """Expire pending rows past their expiry, a batch per transaction, for at most
+    ``APPROVALS["EXPIRE_TICK_SECONDS"]`` (what is left waits for the next tick). Returns how many."""
+    conf = approvals_settings()
+    size, deadline = conf["EXPIRE_BATCH_SIZE"], time.monotonic() + conf["EXPIRE_TICK_SECONDS"]
     expired = 0
-    for elicitation_id in list(Elicitation.objects.stale(now).values_list("pk", flat=True)):
-        try:
-            with transaction.atomic():
-                _end(elicitation_id, status=Elicitation.Status.EXPIRED, outcome={"expired": True}, source="beat")
-        except ElicitationNotPending:
-            continue  # completed meanwhile: the webhook won the race, fairly
-        expired += 1
-    return expired
+    while True:
+        ended = _expire_batch(now=now or timezone.now(), size=size)
+        expired += ended
+        if ended < size or time.monotonic() >= deadline:
+            return expired
+
+
+@transaction.atomic
+def _expire_batch(*, now: datetime, size: int) -> int:
+    """Expire up to `size` stale rows as `_end` would end each: status, audit row, and the
+    ``approvals.resolved`` event after commit; in a bounded number of queries.
+
+    1. Lock the oldest stale rows, skipping rows another transaction holds (a webhook completing
+       one: it wins, and a skipped row that is still stale is taken by a later batch).
+    2. One UPDATE ends those still pending (`ElicitationQuerySet.expire`; never a completed row).
+    3. Without row locks (SQLite), a row may have ended between 1 and 2: read back which rows
+       this UPDATE ended (their `completed_at` is this batch's timestamp).
+    4. One INSERT of the audit rows; the events leave after commit.
+    """
+    ids = list(
+        Elicitation.objects.stale(now)
+        .select_for_update(skip_locked=True)
+        .order_by("expires_at")
+        .values_list("pk", flat=True)[:size]
+    )
+    if not ids:
+        return 0
+    stamp = timezone.now()
+    if Elicitation.objects.filter(pk__in=ids).expire(now=stamp) != len(ids):
+        ids = list(
+            Elicitation.objects.filter(pk__in=ids, status=Elicitation.Status.EXPIRED, completed_at=stamp).values_list(
+                "pk", flat=True
+            )
+        )
+    ElicitationEvent.objects.bulk_create(
+        ElicitationEvent(elicitation_id=pk, at=stamp, source="beat", status=Elicitation.Status.EXPIRED) for pk in ids
+    )
+    statuses = dict.fromkeys(ids, str(Elicitation.Status.EXPIRED))
+    transaction.on_commit(lambda: _publish_ended(statuses))
+    logger.info("%d elicitation(s) expired", len(ids))
+    return len(ids)
 
 
 def elicitations_republish(*, older_than_seconds: float = 10.0) -> int:
     """Re-send the events a crash or a broker outage kept from leaving (receivers deduplicate)."""
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    ids = list(Elicitation.objects.unpublished(cutoff).values_list("pk", flat=True)[:500])
-    return sum(publish_resolved(elicitation_id) for elicitation_id in ids)
+    rows = Elicitation.objects.unpublished(cutoff).values_list("pk", "status")[:500]
+    return _publish_ended(dict(rows))
 
 
 # --- webhooks -----------------------------------------------------------------------------

@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
+
+# The beat's own thread (and so its own database connection). Not asgiref's thread-sensitive
+# thread: every `database_sync_to_async` call of the MCP hot path queues on that one thread, so a
+# long task there (thousands of rows expiring at once) kept every MCP call waiting. One worker:
+# the tasks still run one at a time, as on a Celery beat.
+_BEAT_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcpsite-beat")
 
 
 def _intervals() -> dict[str, tuple[Any, float]]:
@@ -44,7 +51,8 @@ async def run_embedded() -> None:
                 continue
             due[name] = time.monotonic() + interval
             try:
-                # thread_sensitive: an event the task publishes goes out on this loop's channel layer.
-                await sync_to_async(task.apply, thread_sensitive=True)()
+                # An event the task publishes still goes out on this loop's channel layer: the
+                # task's `async_to_sync` runs it on the loop that called us, whichever thread runs it.
+                await database_sync_to_async(task.apply, thread_sensitive=False, executor=_BEAT_THREAD)()
             except Exception:
                 logger.exception("embedded beat: %s failed", name)

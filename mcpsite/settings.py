@@ -255,6 +255,9 @@ class ApprovalsSettings(TypedDict):
     EXPIRES_SECONDS: float
     EXPIRE_EVERY_SECONDS: float
     REPUBLISH_EVERY_SECONDS: float
+    EXPIRE_BATCH_SIZE: int
+    EXPIRE_TICK_SECONDS: float
+    MAX_PENDING_PER_PRINCIPAL: int
     WEBHOOK_TOLERANCE_SECONDS: int
     SANDBOX_WEBHOOK_SECRET: str
 
@@ -272,6 +275,13 @@ APPROVALS: ApprovalsSettings = {
     # Beat: expire stale rows, and re-send "resolved" events that never left a process.
     "EXPIRE_EVERY_SECONDS": env_float("MCPSITE_APPROVALS_EXPIRE_EVERY_SECONDS", 30.0),
     "REPUBLISH_EVERY_SECONDS": env_float("MCPSITE_APPROVALS_REPUBLISH_EVERY_SECONDS", 30.0),
+    # Expiry ends stale rows this many per UPDATE, and stops a tick after this long (the rest
+    # wait for the next tick), so a pile of rows expiring together never holds the database long.
+    "EXPIRE_BATCH_SIZE": env_int("MCPSITE_APPROVALS_EXPIRE_BATCH_SIZE", 500),
+    "EXPIRE_TICK_SECONDS": env_float("MCPSITE_APPROVALS_EXPIRE_TICK_SECONDS", 5.0),
+    # Unfinished (pending, unexpired) steps one principal may have open at one tenant; beyond it a
+    # call that would open another gets a tool error (a repeat of an open call still reuses its row).
+    "MAX_PENDING_PER_PRINCIPAL": env_int("MCPSITE_APPROVALS_MAX_PENDING_PER_PRINCIPAL", 20),
     # Stripe-Signature timestamps older than this are refused (Stripe's own default).
     "WEBHOOK_TOLERANCE_SECONDS": env_int("MCPSITE_APPROVALS_WEBHOOK_TOLERANCE_SECONDS", 300),
     # The built-in sandbox provider's signing secret; derived from SECRET_KEY when unset.

@@ -145,6 +145,10 @@ class Toolset:
 
         return decorator
 
+    def tool_names(self) -> list[str]:
+        """The names its tools are registered under (the SDK's default: the function's name)."""
+        return [entry.kwargs.get("name") or entry.fn.__name__ for entry in self._entries if entry.kind == "tool"]
+
     def install(self, server: MCPServer[Any]) -> None:
         for entry in self._entries:
             if entry.kind == "tool":

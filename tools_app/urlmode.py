@@ -31,18 +31,31 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import anyio
+import pydantic_core
 from channels.db import database_sync_to_async
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import principal_components
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit as SdkElicit
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
-from mcp.shared.exceptions import UrlElicitationRequiredError
-from mcp_types import ElicitRequestURLParams, InputRequiredResult
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+from mcp_types import (
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequestURLParams,
+    FormElicitationCapability,
+    InputRequiredResult,
+    MissingRequiredClientCapabilityErrorData,
+    UrlElicitationCapability,
+)
 from mcp_types.methods import is_input_required
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict
@@ -232,11 +245,59 @@ def _principal() -> tuple[str, str, str]:
     return (client_id or "", issuer or "", subject or "")
 
 
+def _sdk_tool(server: MCPServer[Any], name: str) -> Tool | None:
+    # The SDK keeps its `Tool` records (argument model, input schema) in its tool manager and
+    # offers no public accessor; this is the one place we reach for it.
+    return server._tool_manager.get_tool(name)
+
+
+def _canonical(value: Any) -> Any:
+    """JSON for what `json` cannot encode; a Decimal by its value, so 3, "3" and "3.00" are one."""
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f")
+    return pydantic_core.to_jsonable_python(value)
+
+
 def _call_identity(ctx: Context[Any, Any]) -> tuple[str, str]:
+    """The tool and the digest of its arguments *as the tool's own model validated them*: `1`,
+    `"1"` and `1.0` for an `int` are one call (one row, one charge), not three. The arguments
+    already passed that validation (the SDK ran it before any resolver), so this cannot fail."""
     params = ctx.request_context.params or {}
+    name = str(params.get("name", ""))
     arguments = params.get("arguments") or {}
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
-    return str(params.get("name", "")), hashlib.sha256(canonical.encode()).hexdigest()
+    tool = _sdk_tool(ctx.mcp_server, name)
+    if tool is None:
+        raise RuntimeError(f"URL-mode step outside a registered tool ({name!r})")
+    meta = tool.fn_metadata
+    validated = meta.arg_model.model_validate(meta.pre_parse_json(arguments)).model_dump(by_alias=True)
+    canonical = json.dumps(validated, sort_keys=True, separators=(",", ":"), default=_canonical)
+    return name, hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _require_url_elicitation(ctx: Context[Any, Any], *, tool: str, modern: bool) -> None:
+    """Refuse, before any row exists, a client that did not declare URL-mode elicitation (the
+    spec forbids sending it one), the way the SDK refuses a missing capability (-32021).
+
+    At 2026-07-28 the step also rides the SDK as a form question, which the SDK checks against
+    the form capability; a client without it is refused here too, instead of after the row."""
+    elicitation = ctx.client_capabilities.elicitation if ctx.client_capabilities is not None else None
+    has_url = elicitation is not None and elicitation.url is not None
+    has_form = elicitation is not None and elicitation.form is not None
+    if has_url and (has_form or not modern):
+        return
+    needs_form = modern and not has_form
+    required = ClientCapabilities(
+        elicitation=ElicitationCapability(
+            form=FormElicitationCapability() if needs_form else None, url=UrlElicitationCapability()
+        )
+    )
+    name = "form and url elicitation capabilities" if needs_form else "url elicitation capability"
+    data = MissingRequiredClientCapabilityErrorData(required_capabilities=required)
+    raise MCPError(
+        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"Client did not declare the {name} required by tool {tool!r}",
+        data=data.model_dump(by_alias=True, mode="json", exclude_none=True),
+    )
 
 
 _reload = database_sync_to_async(lambda pk: Elicitation.objects.get(pk=pk))
@@ -266,7 +327,34 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
     if modern and round_ is None:
         raise RuntimeError("URL-mode steps need their toolset to be a tools_app.urlmode.UrlModeToolset")
     tool, args_digest = _call_identity(ctx)
-    row = await database_sync_to_async(services.elicitation_open)(
+    _require_url_elicitation(ctx, tool=tool, modern=modern)
+    try:
+        row = await _open(step, ctx, tool=tool, args_digest=args_digest, round_=round_)
+    except services.TooManyPending as exc:
+        raise ToolError(str(exc)) from exc
+    if not row.is_pending:
+        return outcome_of(row)
+    if not modern:
+        return await _fulfil_back_channel(row, ctx)
+    assert round_ is not None
+    shown = row.pk in round_.shown
+    if shown:
+        answer = round_.shown[row.pk]
+        if answer in ("decline", "cancel"):
+            row = await _end_by_client(row, answer)
+        else:
+            row = await _wait_for_end(row, approvals_settings()["HOLD_SECONDS"])
+        if not row.is_pending:
+            return outcome_of(row)
+    placeholder = f"{row.message} [{row.pk}]"
+    round_.asks[placeholder] = _Ask(elicitation_id=row.pk, message=row.message, url=row.url, shown=shown)
+    return _UrlAsk(placeholder)
+
+
+async def _open(
+    step: UrlStep, ctx: Context[Any, Any], *, tool: str, args_digest: str, round_: _Round | None
+) -> Elicitation:
+    return await database_sync_to_async(services.elicitation_open)(
         tenant_id=tenant_of(ctx).id,
         principal=_principal(),
         tool=tool,
@@ -287,23 +375,6 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
         expires_in=step.expires_in,
         known_ids=list(round_.shown) if round_ is not None else [],
     )
-    if not row.is_pending:
-        return outcome_of(row)
-    if not modern:
-        return await _fulfil_back_channel(row, ctx)
-    assert round_ is not None
-    shown = row.pk in round_.shown
-    if shown:
-        answer = round_.shown[row.pk]
-        if answer in ("decline", "cancel"):
-            row = await _end_by_client(row, answer)
-        else:
-            row = await _wait_for_end(row, approvals_settings()["HOLD_SECONDS"])
-        if not row.is_pending:
-            return outcome_of(row)
-    placeholder = f"{row.message} [{row.pk}]"
-    round_.asks[placeholder] = _Ask(elicitation_id=row.pk, message=row.message, url=row.url, shown=shown)
-    return _UrlAsk(placeholder)
 
 
 async def _fulfil_back_channel(row: Elicitation, ctx: Context[Any, Any]) -> UrlOutcome:
@@ -398,9 +469,26 @@ class UrlModeMiddleware:
 
 
 class UrlModeToolset(Toolset):
-    """A `Toolset` whose tools may use `url_step` resolvers: installs `UrlModeMiddleware` once."""
+    """A `Toolset` whose tools may use `url_step` resolvers: installs `UrlModeMiddleware` once,
+    and makes its tools refuse arguments they do not declare (see `_forbid_extra_arguments`)."""
 
     def install(self, server: MCPServer[Any]) -> None:
         super().install(server)
+        for name in self.tool_names():
+            tool = _sdk_tool(server, name)
+            if tool is not None:
+                _forbid_extra_arguments(tool)
         if not any(isinstance(m, UrlModeMiddleware) for m in server.middleware):
             server.middleware.append(UrlModeMiddleware())
+
+
+def _forbid_extra_arguments(tool: Tool) -> None:
+    """An undeclared argument is refused, and the input schema says so (``additionalProperties:
+    false``). The SDK's argument model ignores extra keys, which made ``{"booking_id": 1, "x": 1}``
+    a different call from ``{"booking_id": 1}`` to nothing but our digest: a second charge.
+    The SDK reads `fn_metadata.arg_model` on every call, so swapping it here takes effect."""
+    loose = tool.fn_metadata.arg_model
+    namespace = {"__module__": loose.__module__, "model_config": ConfigDict(extra="forbid")}
+    strict = cast("type[ArgModelBase]", type(loose.__name__, (loose,), namespace))
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)

@@ -1,0 +1,89 @@
+"""One principal cannot open pending rows without end: beyond
+``MCPSITE_APPROVALS_MAX_PENDING_PER_PRINCIPAL`` unfinished steps at a tenant, a call that would
+open another gets a tool error and opens nothing. A repeat of an open call still reuses its row,
+and the cap is per principal and tenant: other principals are unaffected."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db.models import F
+from oauth2_provider.models import Application
+
+from approvals.models import Elicitation
+from mcpsite import services
+from tests.approvals.raw import modern_call
+from tests.conftest import Cast, LiveServer
+
+CAP = 2
+REFUSED = (
+    f"Error executing tool request_refund: You have {CAP} unfinished payments, approvals or consents here, "
+    "the most allowed at once. Finish or cancel one, or wait for one to expire, then call again."
+)
+
+
+@pytest.fixture(scope="module")
+def capped(server_factory: Callable[..., LiveServer], payments_enabled: None) -> Iterator[LiveServer]:
+    server = server_factory(MCPSITE_APPROVALS_MAX_PENDING_PER_PRINCIPAL=str(CAP))
+    yield server
+    server.stop()
+
+
+def principal_token(server: LiveServer, cast: Cast, name: str) -> str:
+    """A token for `name` through a client of its own: a principal no other test has rows for."""
+    client = Application.objects.create(
+        name=f"cap test {uuid.uuid4().hex[:8]}",
+        client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
+    )
+    tenant = cast.tenant("demo")
+    return services.token_issue(tenant=tenant, user=cast.user(name), application=client, site_root=server.url).token
+
+
+def refund(server: LiveServer, token: str, order_id: str) -> dict[str, Any]:
+    return dict(modern_call(server.mcp_url(), token, "request_refund", {"order_id": order_id, "amount": "5"})["result"])
+
+
+def test_beyond_the_cap_a_call_gets_a_tool_error_and_opens_no_row(capped: LiveServer, cast: Cast) -> None:
+    tag = uuid.uuid4().hex[:8]
+    alice = principal_token(capped, cast, "alice")
+    opened = [refund(capped, alice, f"{tag}-{i}") for i in range(CAP)]
+    assert [result["resultType"] for result in opened] == ["input_required"] * CAP
+
+    refused = refund(capped, alice, f"{tag}-over")
+    assert (refused["isError"], refused["content"]) == (True, [{"type": "text", "text": REFUSED}])
+    assert not Elicitation.objects.filter(reference=f"refund-{tag}-over").exists()
+    assert Elicitation.objects.filter(reference__startswith=f"refund-{tag}-").count() == CAP
+
+    # A repeat of an open call is not a new row: it still gets its link.
+    assert refund(capped, alice, f"{tag}-0")["inputRequests"] == opened[0]["inputRequests"]
+
+
+def test_the_cap_is_per_principal(capped: LiveServer, cast: Cast) -> None:
+    tag = uuid.uuid4().hex[:8]
+    alice = principal_token(capped, cast, "alice")
+    for i in range(CAP):
+        refund(capped, alice, f"{tag}-alice-{i}")
+    assert refund(capped, alice, f"{tag}-alice-over")["isError"] is True
+
+    bob = principal_token(capped, cast, "bob")
+    alice_elsewhere = principal_token(capped, cast, "alice")  # the same user through another client
+    assert refund(capped, bob, f"{tag}-bob")["resultType"] == "input_required"
+    assert refund(capped, alice_elsewhere, f"{tag}-elsewhere")["resultType"] == "input_required"
+
+
+def test_a_row_past_its_expiry_no_longer_counts(capped: LiveServer, cast: Cast) -> None:
+    tag = uuid.uuid4().hex[:8]
+    alice = principal_token(capped, cast, "alice")
+    for i in range(CAP):
+        refund(capped, alice, f"{tag}-{i}")
+    # Stale but not yet expired by the beat: it must not hold the place meanwhile.
+    Elicitation.objects.filter(reference=f"refund-{tag}-0").update(
+        expires_at=F("created_at") + timedelta(milliseconds=1)
+    )
+
+    assert refund(capped, alice, f"{tag}-next")["resultType"] == "input_required"
