@@ -98,7 +98,8 @@ class Elicitation(models.Model):
     LIVE_STATUSES = (Status.PENDING, Status.COMPLETED)
 
     id = models.CharField(primary_key=True, max_length=40, default=new_elicitation_id, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="elicitations")
+    # Money and audit records are kept: a tenant that has any is disabled, not deleted.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="elicitations")
     # The principal (client id, issuer, subject) the call ran as; empty strings on a public tenant.
     client_id = models.CharField(max_length=255, blank=True)
     issuer = models.CharField(max_length=255, blank=True)

@@ -36,7 +36,7 @@ def records() -> dict[str, Record]:
     """One of each record, by admin name: (its pk as the admin quotes it, the row)."""
     row = services.elicitation_open(
         tenant_id=Tenant.objects.get(slug="demo").pk,
-        principal=("client", "issuer", "1"),
+        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "1"),
         tool="pay_deposit",
         args_digest=uuid.uuid4().hex,
         kind=Elicitation.Kind.PAYMENT,
@@ -101,3 +101,24 @@ def test_staff_still_act_on_a_pending_elicitation_but_cannot_save_it(staff: Clie
     assert staff.post(f"/admin/approvals/elicitation/{pk}/decide/", {"_cancel": "1", "note": "t"}).status_code == 302
     row.refresh_from_db()
     assert row.status == Elicitation.Status.CANCELLED
+
+
+def test_a_tenant_with_elicitations_cannot_be_deleted_from_the_admin(staff: Client) -> None:
+    tenant = Tenant.objects.create(slug=f"gone-{uuid.uuid4().hex[:6]}", name="Going away")
+    row = services.elicitation_open(
+        tenant_id=tenant.pk,
+        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "1"),
+        tool="pay_deposit",
+        args_digest=uuid.uuid4().hex,
+        kind=Elicitation.Kind.PAYMENT,
+        reference="deposit-keep",
+        message="Please pay",
+        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
+    )
+
+    page = staff.post(f"/admin/mcpsite/tenant/{tenant.pk}/delete/", {"post": "yes"})
+
+    assert page.status_code == 200  # the admin's "cannot delete: protected objects" page
+    assert "would require deleting the following protected related objects" in page.content.decode()
+    assert Tenant.objects.filter(pk=tenant.pk).exists()
+    assert Elicitation.objects.filter(pk=row.pk).exists() and Payment.objects.filter(pk=row.pk).exists()

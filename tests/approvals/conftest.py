@@ -192,7 +192,11 @@ def opened_for(
 ) -> Elicitation:
     """A pending step opened the way a resolver opens it, for `user`'s token at `server` (None: a
     public tenant's call, which names no principal)."""
-    principal = ("client", issuer or issuer_of(server), str(user.pk)) if user is not None else ("", "", "")
+    principal = (
+        (f"client-{uuid.uuid4().hex[:8]}", issuer or issuer_of(server), str(user.pk))
+        if user is not None
+        else ("", "", "")
+    )
     return services.elicitation_open(
         tenant_id=Tenant.objects.get(slug=slug).pk,
         principal=principal,

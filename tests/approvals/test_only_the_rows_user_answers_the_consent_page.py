@@ -96,7 +96,7 @@ def test_the_service_refuses_an_answer_from_anyone_but_the_rows_user(cast: Cast)
     process's own issuer, as the running site opens them)."""
     row = services.elicitation_open(
         tenant_id=cast.tenant("demo").pk,
-        principal=("client", settings.MCPSITE["ISSUER"], str(cast.user("alice").pk)),
+        principal=(f"client-{uuid.uuid4().hex[:8]}", settings.MCPSITE["ISSUER"], str(cast.user("alice").pk)),
         tool="share_calendar",
         args_digest=uuid.uuid4().hex,
         kind=Elicitation.Kind.CONSENT,

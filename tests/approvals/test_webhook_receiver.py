@@ -27,7 +27,7 @@ def pending(cast: Cast) -> Elicitation:
     """A pending 20 EUR payment, opened the way a resolver opens it."""
     return services.elicitation_open(
         tenant_id=cast.tenant("demo").pk,
-        principal=("client", "issuer", "alice"),
+        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "alice"),
         tool="pay_deposit",
         args_digest=uuid.uuid4().hex,
         kind=Elicitation.Kind.PAYMENT,
