@@ -16,16 +16,20 @@ import hashlib
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 Scope = Literal["account", "address"]
 
@@ -99,9 +103,9 @@ class ThrottledModelBackend(ModelBackend):
 
     def authenticate(
         self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
-    ) -> AbstractBaseUser | None:
+    ) -> User | None:
         if username is None:
-            username = kwargs.get(self._username_field())
+            username = kwargs.get(get_user_model().USERNAME_FIELD)
         address = _address(request)
         if signin_lockout(username=username, address=address) is not None:
             raise PermissionDenied  # authenticate() stops here: no other backend, no hasher
@@ -112,11 +116,11 @@ class ThrottledModelBackend(ModelBackend):
             signin_success_record(username=username)
         return user
 
-    @staticmethod
-    def _username_field() -> str:
-        from django.contrib.auth import get_user_model
-
-        return get_user_model().USERNAME_FIELD
+    async def aauthenticate(
+        self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
+    ) -> User | None:
+        # ModelBackend's async twin checks the password itself; route it through the throttle.
+        return await sync_to_async(self.authenticate)(request, username=username, password=password, **kwargs)
 
 
 class ThrottledFormMixin:
@@ -129,7 +133,7 @@ class ThrottledFormMixin:
         lockout = signin_lockout(username=self.cleaned_data.get("username"), address=_address(self.request))
         if lockout is not None:
             raise ValidationError(lockout.message, code="throttled")
-        return super().clean()  # type: ignore[misc, no-any-return]
+        return super().clean()  # type: ignore[misc]
 
 
 class SigninForm(ThrottledFormMixin, AuthenticationForm):
