@@ -3,8 +3,8 @@
 Servers (each started alone, driven, stopped; the order rotates every repetition so drift and
 other load on the machine fall on all of them alike):
 
-- ours:    `uvicorn mcpsite.asgi:application`, tenant endpoint, DOT token + the database key ring;
-- bare:    `uvicorn bench.bare_app:app` (same uvicorn, same flags), in-memory token check, the
+- ours:    `python -m mcpsite.serve` (uvicorn as deployed), tenant endpoint, DOT token + the database key ring;
+- bare:    `python -m mcpsite.serve --app bench.bare_app:app` (the same server), in-memory token check, the
            SDK's own AES-GCM codec: the floor of our stack;
 - peer:    django-mcpz under gunicorn gthread, with the same in-memory token check as `bare`
            (its best case, and the pairing the targets use);
@@ -215,7 +215,9 @@ def prepare(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
     bare_token = os.urandom(24).hex()
     state_key = os.urandom(32).hex()
 
-    uvicorn_flags = ["--host", "127.0.0.1", "--no-access-log", "--workers", "1"]
+    # Both through the deployed launcher: the same uvicorn options (head limit, no forwarded
+    # headers, no access log), one process each.
+    serve = [PY, "-m", "mcpsite.serve", "--host", "127.0.0.1"]
     gunicorn = [
         str(VENV_BIN / "gunicorn"),
         "bench.peer_site.wsgi:application",
@@ -230,7 +232,7 @@ def prepare(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
     servers = {
         "ours": Server(
             "ours",
-            [PY, "-m", "uvicorn", "mcpsite.asgi:application", *uvicorn_flags, "--port", str(ports["ours"])],
+            [*serve, "--port", str(ports["ours"])],
             {**env, "PORT": str(ports["ours"]), "MCPSITE_SITE_ROOT": ours_root},
             f"{ours_root}/t/bench/mcp",
             ours_token,
@@ -239,7 +241,7 @@ def prepare(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
         ),
         "bare": Server(
             "bare",
-            [PY, "-m", "uvicorn", "bench.bare_app:app", *uvicorn_flags, "--port", str(ports["bare"])],
+            [*serve, "--app", "bench.bare_app:app", "--port", str(ports["bare"])],
             {**env, "BENCH_PORT": str(ports["bare"]), "BENCH_TOKEN": bare_token, "BENCH_STATE_KEY": state_key},
             f"http://127.0.0.1:{ports['bare']}/mcp",
             bare_token,
@@ -395,13 +397,12 @@ def ours_pair(args: argparse.Namespace, workdir: Path) -> tuple[Server, Server, 
         cwd=ROOT, env=env, check=True, capture_output=True, text=True,
     )  # fmt: skip
     token = last_line(minted.stdout)
-    flags = ["--host", "127.0.0.1", "--no-access-log", "--workers", "1"]
     # Both behind the same public root, as two instances behind one proxy would be.
     env = {**env, "MCPSITE_SITE_ROOT": root_a, "MCPSITE_APPROVALS_HOLD_SECONDS": "20"}
     cpu = None if args.no_pin else args.server_cpu
     servers = []
     for name, port in (("ours-A", port_a), ("ours-B", port_b)):
-        argv = [PY, "-m", "uvicorn", "mcpsite.asgi:application", *flags, "--port", str(port)]
+        argv = [PY, "-m", "mcpsite.serve", "--host", "127.0.0.1", "--port", str(port)]
         url = f"http://127.0.0.1:{port}/t/benchpay/mcp"
         servers.append(Server(name, argv, {**env, "PORT": str(port)}, url, token, cpu, workdir / f"{name}.log"))
     return servers[0], servers[1], token

@@ -179,6 +179,24 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 LOGIN_URL = "/accounts/login/"
+# Every password check goes through the throttle (`mcpsite.signin`), then Django's own check.
+AUTHENTICATION_BACKENDS = ["mcpsite.signin.ThrottledModelBackend"]
+
+
+class SigninSettings(TypedDict):
+    FAILURES_PER_ACCOUNT: int
+    FAILURES_PER_ADDRESS: int
+    LOCKOUT_SECONDS: int
+
+
+# Sign-in throttling (/accounts/login/, /admin/login/), counted in the cache (Redis when deployed):
+# after this many failed passwords for one username, or from one client address, within the
+# lockout period, further attempts are refused for that period without checking the password.
+SIGNIN: SigninSettings = {
+    "FAILURES_PER_ACCOUNT": env_int("MCPSITE_LOGIN_FAILURES_PER_ACCOUNT", 10),
+    "FAILURES_PER_ADDRESS": env_int("MCPSITE_LOGIN_FAILURES_PER_ADDRESS", 50),
+    "LOCKOUT_SECONDS": env_int("MCPSITE_LOGIN_LOCKOUT_SECONDS", 900),
+}
 
 ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
 # Open dynamic client registration (RFC 7591), at most this many per client address and hour.
@@ -217,6 +235,8 @@ class McpsiteSettings(TypedDict):
     POLL_SECONDS: float
     TOKEN_CACHE_SECONDS: float
     MAX_REQUEST_BODY: int
+    MAX_REQUEST_HEAD: int
+    TRUSTED_PROXIES: list[str]
     OTEL_SPANS: bool
     MCP_ALLOWED_HOSTS: list[str]
     MCP_ALLOWED_ORIGINS: list[str]
@@ -238,6 +258,12 @@ MCPSITE: McpsiteSettings = {
     "TOKEN_CACHE_SECONDS": env_float("MCPSITE_TOKEN_CACHE_SECONDS", 30.0),
     # Largest MCP request body accepted (bytes); larger gets 413.
     "MAX_REQUEST_BODY": env_int("MCPSITE_MAX_REQUEST_BODY", 1024 * 1024),
+    # Largest request line plus headers (bytes) the web process reads (`mcpsite.serve`); larger
+    # gets 431 and the connection closes. Bearer tokens and cookies are far smaller.
+    "MAX_REQUEST_HEAD": env_int("MCPSITE_MAX_REQUEST_HEAD", 64 * 1024),
+    # Addresses (or networks) of the proxies whose X-Forwarded-For / -Proto are believed; none
+    # by default, so the client address is the peer's and a client cannot choose it.
+    "TRUSTED_PROXIES": env_list("MCPSITE_TRUSTED_PROXIES", []),
     # The SDK's OpenTelemetry span per MCP message; on only when an exporter is configured.
     "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", False),
     # Host and Origin headers the MCP endpoints accept (DNS-rebinding protection).

@@ -4,7 +4,7 @@ from django.urls import include, path
 from oauth2_provider import urls as oauth2_urls
 from oauth2_provider import views as oauth2_views
 
-from mcpsite import oauth, views
+from mcpsite import oauth, signin, views
 
 # The authorization server: DOT's views (our consent page and vetted, rate-limited registration in front).
 oauth2_patterns = [
@@ -18,6 +18,9 @@ oauth2_patterns = [
     *[p for p in oauth2_urls.base_urlpatterns if getattr(p, "name", "") not in {"authorize"}],
 ]
 
+# Both sign-in pages say when the throttle refuses an attempt (the backend enforces it anyway).
+admin.site.login_form = signin.AdminSigninForm
+
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     # RFC 8414 metadata at the origin root (the issuer is the site root). The tenants' RFC 9728
@@ -28,7 +31,7 @@ urlpatterns = [
         name="oauth-server-metadata",
     ),
     path("o/", include((oauth2_patterns, "oauth2_provider"))),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", auth_views.LoginView.as_view(authentication_form=signin.SigninForm), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("approvals/", include("approvals.urls")),

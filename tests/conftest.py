@@ -76,7 +76,7 @@ def database_url() -> str:
 
 @dataclass
 class LiveServer:
-    """A real uvicorn process serving ``mcpsite.asgi:application`` on loopback."""
+    """A real server process (``python -m mcpsite.serve``: uvicorn, as deployed) on loopback."""
 
     port: int
     env: dict[str, str]
@@ -94,7 +94,7 @@ class LiveServer:
     def start(self) -> LiveServer:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "mcpsite.asgi:application", "--port", str(self.port), "--no-access-log"],
+            [sys.executable, "-m", "mcpsite.serve", "--port", str(self.port)],  # as scripts/run serves it
             cwd=ROOT,
             env=self.env,
             stdout=log,

@@ -49,6 +49,10 @@ http {{
       proxy_pass http://mcpsite;
       proxy_http_version 1.1;
       proxy_set_header Host $http_host;
+      # Overwrite, never pass on or append to, what the client sent: the upstreams believe these
+      # headers from this proxy (MCPSITE_TRUSTED_PROXIES) and count limits by that address.
+      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_set_header X-Forwarded-Proto $scheme;
       proxy_set_header Connection "";
       proxy_buffering off;  # SSE responses and keep-alives must not wait in the proxy
       proxy_read_timeout 120s;
@@ -93,7 +97,8 @@ def proxied(
 ) -> Iterator[tuple[Proxy, LiveServer, LiveServer]]:
     port = free_port()
     root = f"http://127.0.0.1:{port}"  # the public URL is the proxy's
-    a, b = server_factory(MCPSITE_SITE_ROOT=root), server_factory(MCPSITE_SITE_ROOT=root)
+    env = {"MCPSITE_SITE_ROOT": root, "MCPSITE_TRUSTED_PROXIES": "127.0.0.1"}  # nginx, as deployed
+    a, b = server_factory(**env), server_factory(**env)
     proxy = Proxy(tmp_path, port, a, b)
     yield proxy, a, b
     proxy.stop()
