@@ -28,7 +28,7 @@ from mcpsite import protocol_methods
 from mcpsite.auth import TenantTokenVerifier
 from mcpsite.keyring import ring
 from mcpsite.modern import TenantEndpoint
-from mcpsite.replay import RefuseReplayedState, remember_wire_state
+from mcpsite.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state
 from mcpsite.tenancy import TenantInfo
 
 logger = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         version=info.version,  # 2026-07-28 clients expect serverInfo.version: the tenant's config revision
         lifespan=lifespan,
         request_state_security=RequestStateSecurity(
-            codec=ring, ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
+            codec=PayloadNotingCodec(ring), ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
         ),
         log_level=settings.LOG_LEVEL,
         **auth_kwargs,
@@ -104,7 +104,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
     server.middleware.insert(0, remember_wire_state)
-    server.middleware.append(RefuseReplayedState(ttl=mcpsite["REQUEST_STATE_TTL"], redis_url=settings.REDIS_URL))
+    server.middleware.append(RefuseReplayedState(redis_url=settings.REDIS_URL))
     protocol_methods.install(server)
     for name in info.toolsets:
         toolset = toolsets.get(name)
