@@ -29,6 +29,7 @@ from mcpsite.auth import TenantTokenVerifier
 from mcpsite.keyring import ring
 from mcpsite.modern import TenantEndpoint
 from mcpsite.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state
+from mcpsite.sessions import CappedSessionManager
 from mcpsite.tenancy import TenantInfo
 
 logger = logging.getLogger(__name__)
@@ -115,11 +116,17 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     path = f"/t/{info.slug}/mcp"
     security = transport_security()
     sdk_app = server.streamable_http_app(
-        streamable_http_path=path, transport_security=security, max_request_body_size=mcpsite["MAX_REQUEST_BODY"]
+        streamable_http_path=path,
+        transport_security=security,
+        max_request_body_size=mcpsite["MAX_REQUEST_BODY"],
+        session_idle_timeout=mcpsite["SESSION_IDLE_SECONDS"],
+    )
+    manager = CappedSessionManager.adopt(
+        server.session_manager, max_sessions_per_principal=mcpsite["MAX_SESSIONS_PER_PRINCIPAL"]
     )
     app = TenantEndpoint(
         sdk_app,
-        server.session_manager,
+        manager,
         path=path,
         security=security,
         max_body=mcpsite["MAX_REQUEST_BODY"],
