@@ -76,7 +76,7 @@ from mcp_types import HEADER_MISMATCH, PARSE_ERROR, ErrorData, JSONRPCError, JSO
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.middleware.authentication import AuthenticationMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -142,7 +142,14 @@ class TenantEndpoint:
             await Response(status_code=406)(scope, receive, send)
             return
 
-        body = await request.body()
+        try:
+            body = await request.body()
+        except ClientDisconnect:
+            # The client left before its body ended: nobody is there to answer, and it is not a
+            # server fault (uncaught, uvicorn logs "Exception in ASGI application" with a traceback).
+            client = scope.get("client")
+            logger.info("client %s left mid-body on POST %s; nothing answered", client[0] if client else "?", self.path)
+            return
         try:
             decoded = json.loads(body)
         except (ValueError, RecursionError):

@@ -28,7 +28,8 @@ from mcpsite import protocol_methods
 from mcpsite.auth import TenantTokenVerifier
 from mcpsite.keyring import ring
 from mcpsite.modern import TenantEndpoint
-from mcpsite.replay import RefuseReplayedState, remember_wire_state
+from mcpsite.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state
+from mcpsite.sessions import CappedSessionManager
 from mcpsite.tenancy import TenantInfo
 
 logger = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         version=info.version,  # 2026-07-28 clients expect serverInfo.version: the tenant's config revision
         lifespan=lifespan,
         request_state_security=RequestStateSecurity(
-            codec=ring, ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
+            codec=PayloadNotingCodec(ring), ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
         ),
         log_level=settings.LOG_LEVEL,
         **auth_kwargs,
@@ -106,7 +107,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
     server.middleware.insert(0, remember_wire_state)
-    server.middleware.append(RefuseReplayedState(ttl=mcpsite["REQUEST_STATE_TTL"], redis_url=settings.REDIS_URL))
+    server.middleware.append(RefuseReplayedState(redis_url=settings.REDIS_URL))
     protocol_methods.install(server)
     for name in info.toolsets:
         toolset = toolsets.get(name)
@@ -117,11 +118,17 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     path = f"/t/{info.slug}/mcp"
     security = transport_security()
     sdk_app = server.streamable_http_app(
-        streamable_http_path=path, transport_security=security, max_request_body_size=mcpsite["MAX_REQUEST_BODY"]
+        streamable_http_path=path,
+        transport_security=security,
+        max_request_body_size=mcpsite["MAX_REQUEST_BODY"],
+        session_idle_timeout=mcpsite["SESSION_IDLE_SECONDS"],
+    )
+    manager = CappedSessionManager.adopt(
+        server.session_manager, max_sessions_per_principal=mcpsite["MAX_SESSIONS_PER_PRINCIPAL"]
     )
     app = TenantEndpoint(
         sdk_app,
-        server.session_manager,
+        manager,
         path=path,
         security=security,
         max_body=mcpsite["MAX_REQUEST_BODY"],

@@ -9,23 +9,33 @@ whole TTL, so a captured retry could be replayed. Two small middlewares close th
 2. `refuse_replayed_state` (inside the boundary, so only for state that verified) claims that
    digest; a second claim fails and the round gets the frozen -32602 error.
 
-Claims live where every process can see them: Redis (``SET NX EX``) when deployed, the database
-on the embedded default. They only need to outlive the state they name (its TTL), and a Redis
-claim costs a fifth of an async ORM INSERT on the retry path (bench/run, two-round call).
+Claims live where every process can see them: Redis (``SET NX PXAT``) when deployed, the
+database on the embedded default. A claim must live exactly as long as the state it names: until
+the state's own ``exp``, which the minting process stamped with *its* TTL. The claiming process's
+TTL may be shorter (processes configured differently, or a TTL lowered during a deploy), and a
+claim that expires before its state reopens the replay. The SDK's boundary reads ``exp`` out of
+the payload the codec opened and hands inward only the inner state, so `PayloadNotingCodec`
+(the codec the tenants seal with: the key ring, wrapped) notes the opened payload for the round
+`remember_wire_state` opened; the claim reads ``exp`` from it. No second decrypt, and the ``exp``
+used is the authenticated one the boundary has just checked (the claim runs only after it).
+
+A Redis claim costs a fifth of an async ORM INSERT on the retry path (bench/run, two-round call).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from contextvars import ContextVar
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from math import ceil
 from typing import Any
 
 from django.db import IntegrityError
-from django.utils import timezone
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.request_state import RequestStateCodec
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.methods import INPUT_REQUIRED_METHODS
@@ -35,47 +45,93 @@ from mcpsite.models import ConsumedRequestState
 
 logger = logging.getLogger(__name__)
 
-_wire_digest: ContextVar[str | None] = ContextVar("mcpsite_wire_state_digest", default=None)
+
+@dataclass
+class _Round:
+    """The sealed state one request carries, and (once the codec opened it) its payload."""
+
+    wire: str
+    digest: str
+    payload: bytes | None = None
+
+    def expires_at(self) -> float | None:
+        """The state's own ``exp`` (epoch seconds), or None if no verified payload was noted."""
+        if self.payload is None:
+            return None
+        exp = json.loads(self.payload).get("exp")
+        return float(exp) if isinstance(exp, int | float) else None
+
+
+_round: ContextVar[_Round | None] = ContextVar("mcpsite_request_state_round", default=None)
 
 
 async def remember_wire_state(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     state = ctx.params.get("requestState") if ctx.params and ctx.method in INPUT_REQUIRED_METHODS else None
     if not isinstance(state, str):
         return await call_next(ctx)
-    token = _wire_digest.set(hashlib.sha256(state.encode()).hexdigest())
+    token = _round.set(_Round(wire=state, digest=hashlib.sha256(state.encode()).hexdigest()))
     try:
         return await call_next(ctx)
     finally:
-        _wire_digest.reset(token)
+        _round.reset(token)
+
+
+class PayloadNotingCodec:
+    """A `RequestStateCodec` that notes what it opened for the round in flight.
+
+    Only a token equal to the round's wire state is noted, so a payload never stands for another
+    token; `unseal` raising (anything not minted by the ring, unmodified) notes nothing.
+    """
+
+    def __init__(self, codec: RequestStateCodec) -> None:
+        self.codec = codec
+
+    def seal(self, payload: bytes) -> str:
+        return self.codec.seal(payload)
+
+    def unseal(self, token: str) -> bytes:
+        payload = self.codec.unseal(token)
+        current = _round.get()
+        if current is not None and current.wire == token:
+            current.payload = payload
+        return payload
+
+
+def _refuse() -> MCPError:
+    return MCPError(
+        code=INVALID_PARAMS, message="Invalid or expired requestState", data={"reason": "invalid_request_state"}
+    )
 
 
 class RefuseReplayedState:
-    def __init__(self, *, ttl: float, redis_url: str = "") -> None:
-        self.ttl = ttl
+    def __init__(self, *, redis_url: str = "") -> None:
         self.redis_url = redis_url
         self._redis: Redis | None = None
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        digest = _wire_digest.get()
-        if digest is not None and not await self._claim(digest):
-            logger.warning("requestState rejected on %s: replayed", ctx.method)
-            raise MCPError(
-                code=INVALID_PARAMS,
-                message="Invalid or expired requestState",
-                data={"reason": "invalid_request_state"},
-            )
+        current = _round.get()
+        if current is not None:
+            exp = current.expires_at()
+            if exp is None:
+                # The boundary verified a state our codec did not open: the codec is not wired
+                # through `PayloadNotingCodec`. Fail closed rather than guess how long to claim it.
+                logger.error("requestState rejected on %s: no verified expiry to claim it until", ctx.method)
+                raise _refuse()
+            if not await self._claim(current.digest, exp):
+                logger.warning("requestState rejected on %s: replayed", ctx.method)
+                raise _refuse()
         return await call_next(ctx)
 
-    async def _claim(self, digest: str) -> bool:
+    async def _claim(self, digest: str, exp: float) -> bool:
+        """Claim `digest` until `exp`; False if it was claimed before."""
         if self.redis_url:
             if self._redis is None:
                 self._redis = Redis.from_url(self.redis_url)
             # A Redis failure raises: the round fails closed rather than risk a replay.
-            return bool(await self._redis.set(f"mcpsite:request-state:{digest}", b"1", nx=True, ex=ceil(self.ttl)))
+            claimed = await self._redis.set(f"mcpsite:request-state:{digest}", b"1", nx=True, pxat=ceil(exp * 1000))
+            return bool(claimed)
         try:
-            await ConsumedRequestState.objects.acreate(
-                digest=digest, expires_at=timezone.now() + timedelta(seconds=self.ttl)
-            )
+            await ConsumedRequestState.objects.acreate(digest=digest, expires_at=datetime.fromtimestamp(exp, tz=UTC))
         except IntegrityError:
             return False
         return True

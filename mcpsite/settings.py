@@ -240,6 +240,8 @@ class McpsiteSettings(TypedDict):
     OTEL_SPANS: bool
     MCP_ALLOWED_HOSTS: list[str]
     MCP_ALLOWED_ORIGINS: list[str]
+    MAX_SESSIONS_PER_PRINCIPAL: int
+    SESSION_IDLE_SECONDS: float
 
 
 # Everything specific to mcpsite, in one place.
@@ -272,6 +274,12 @@ MCPSITE: McpsiteSettings = {
         "MCPSITE_MCP_ALLOWED_ORIGINS",
         [SITE_ROOT, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     ),
+    # 2025-11-25 sessions one principal (token's client, issuer, subject; or, on a public tenant,
+    # client address) may hold open at once in one process, so one member cannot fill the SDK's
+    # shared cap (10,000 per tenant) and lock the others out.
+    "MAX_SESSIONS_PER_PRINCIPAL": env_int("MCPSITE_MAX_SESSIONS_PER_PRINCIPAL", 20),
+    # A 2025-11-25 session with no request in flight and no open GET stream for this long is closed.
+    "SESSION_IDLE_SECONDS": env_float("MCPSITE_SESSION_IDLE_SECONDS", 1800.0),
 }
 
 

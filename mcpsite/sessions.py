@@ -1,0 +1,126 @@
+"""2025-11-25 sessions: a cap per principal, so one member cannot lock the others out.
+
+The SDK's session manager caps the sessions one tenant server holds (``max_sessions``, 10,000),
+but that budget is shared by everyone the tenant serves: one member opening sessions in a loop
+fills it, and from then on every ``initialize`` of every member answers 503. `CappedSessionManager`
+adds a second budget per principal, in this process (a session lives in the process that opened
+it; the proxy keeps it there), decided under the SDK's own session-creation lock so concurrent
+openings cannot overshoot it:
+
+- the principal is the token's (client id, issuer, subject), what the SDK binds a session to;
+  on a public tenant there is none, so anonymous sessions are counted per client address
+  (uvicorn's, which honours ``X-Forwarded-For`` from a trusted proxy);
+- a session counts from its admission until the SDK discards it (its opening request failed,
+  the client DELETEd it, it idled out after ``MCPSITE_SESSION_IDLE_SECONDS``, or it crashed);
+- beyond the cap the opening request gets 429 with the SDK's own error shape (a JSON-RPC error
+  without an id, as for its 503 at ``max_sessions``) and a message naming the cap and how to
+  free a slot.
+
+Only requests that open a session reach the cap code; requests of an open session pay one
+``try``, and 2026-07-28 requests never reach the session manager (`mcpsite.modern`).
+
+The SDK builds its manager inside ``streamable_http_app`` with no factory to pass, and the app's
+route and ``server.session_manager`` both hold that instance, so it is adopted in place
+(`CappedSessionManager.adopt`). The two methods overridden, ``_admit_session`` and
+``_discard_session``, are the SDK's single points where a session starts and stops being
+tracked; the SDK is pinned in ``requirements.lock`` and ``tests/mcp/test_sessions_per_principal.py``
+plays them through a real server.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextvars import ContextVar
+from typing import cast
+
+from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager, _error_response
+from mcp_types import INVALID_REQUEST
+from starlette.types import Receive, Scope, Send
+
+logger = logging.getLogger(__name__)
+
+Principal = tuple[str, str | None, str | None] | str
+"""Who a session is counted against: the token's (client id, issuer, subject), or a client address."""
+
+_client_address: ContextVar[str] = ContextVar("mcpsite_session_client_address", default="?")
+
+
+class SessionCapReached(Exception):
+    """A principal already holds its cap of open sessions; nothing was admitted."""
+
+    def __init__(self, *, principal: Principal, cap: int, idle_seconds: float | None) -> None:
+        self.principal = principal
+        self.cap = cap
+        self.idle_seconds = idle_seconds
+        who = "this client address" if isinstance(principal, str) else "this user and OAuth client"
+        idle = f" or let it idle out ({idle_seconds:g} s)" if idle_seconds else ""
+        super().__init__(
+            f"Too many open sessions for {who}: at most {cap} at a time on this server "
+            f"(MCPSITE_MAX_SESSIONS_PER_PRINCIPAL). End one you no longer use (DELETE it with its "
+            f"Mcp-Session-Id){idle}, then initialize again."
+        )
+
+
+class CappedSessionManager(StreamableHTTPSessionManager):
+    """The SDK's session manager with a cap of open sessions per principal."""
+
+    max_sessions_per_principal: int
+    _open: dict[Principal, int]
+    _principal_of: dict[str, Principal]
+
+    @classmethod
+    def adopt(cls, manager: StreamableHTTPSessionManager, *, max_sessions_per_principal: int) -> CappedSessionManager:
+        if max_sessions_per_principal <= 0:
+            raise ValueError("max_sessions_per_principal must be a positive number of sessions")
+        manager.__class__ = cls
+        capped = cast(CappedSessionManager, manager)
+        capped.max_sessions_per_principal = max_sessions_per_principal
+        capped._open = {}
+        capped._principal_of = {}
+        return capped
+
+    async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        token = _client_address.set(client[0] if client else "?")  # who an anonymous admission counts against
+        try:
+            await super()._handle_stateful_request(scope, receive, send)
+        except SessionCapReached as refused:
+            logger.warning(
+                "Refusing a new session for %s: %d already open (MCPSITE_MAX_SESSIONS_PER_PRINCIPAL)",
+                refused.principal,
+                refused.cap,
+            )
+            await _error_response(str(refused), 429, INVALID_REQUEST)(scope, receive, send)
+        finally:
+            _client_address.reset(token)
+
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        # Runs under the SDK's session-creation lock: the count and the admission are one step.
+        principal: Principal = (
+            (requestor["client_id"], requestor["issuer"], requestor["subject"])
+            if requestor is not None
+            else _client_address.get()
+        )
+        if self._open.get(principal, 0) >= self.max_sessions_per_principal:
+            raise SessionCapReached(
+                principal=principal, cap=self.max_sessions_per_principal, idle_seconds=self.session_idle_timeout
+            )
+        transport = super()._admit_session(requestor)
+        if transport is not None and transport.mcp_session_id is not None:
+            self._principal_of[transport.mcp_session_id] = principal
+            self._open[principal] = self._open.get(principal, 0) + 1
+        return transport
+
+    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        # The SDK may discard one session twice (the DELETE, then its server task ending); the
+        # pop makes the release happen once, before any await, as the SDK forgets it.
+        principal = self._principal_of.pop(session_id, None)
+        if principal is not None:
+            left = self._open[principal] - 1
+            if left:
+                self._open[principal] = left
+            else:
+                del self._open[principal]
+        await super()._discard_session(session_id, transport)
