@@ -6,7 +6,7 @@ whole TTL, so a captured retry could be replayed. Two small middlewares close th
 1. `remember_wire_state` (outermost) notes the digest of the *sealed* token, which is unique per
    round (fresh nonce); the plaintext the boundary hands inward is not (two calls with the same
    arguments and answers carry the same plaintext).
-2. `refuse_replayed_state` (inside the boundary, so only for state that verified) claims that
+2. `RefuseReplayedState` (inside the boundary, so only for state that verified) claims that
    digest; a second claim fails and the round gets the frozen -32602 error.
 
 Claims live where every process can see them: Redis (``SET NX PXAT``) when deployed, the
