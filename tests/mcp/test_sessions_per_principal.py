@@ -35,7 +35,8 @@ USER = "this user and OAuth client"
 
 @pytest.fixture(scope="module")
 def capped(server_factory: Callable[..., LiveServer]) -> Iterator[LiveServer]:
-    server = server_factory(MCPSITE_MAX_SESSIONS_PER_PRINCIPAL=str(CAP))
+    # The test stands in for a trusted proxy on loopback, so X-Forwarded-For names the client.
+    server = server_factory(MCPSITE_MAX_SESSIONS_PER_PRINCIPAL=str(CAP), MCPSITE_TRUSTED_PROXIES="127.0.0.1")
     yield server
     server.stop()
 
@@ -108,7 +109,7 @@ def test_ending_a_session_frees_its_slot(capped: LiveServer, cast: Cast) -> None
 
 
 def test_anonymous_sessions_on_a_public_tenant_are_capped_per_client_address(capped: LiveServer) -> None:
-    # uvicorn takes the client address from X-Forwarded-For when the proxy is on loopback.
+    # The client address comes from X-Forwarded-For because the server trusts the loopback proxy.
     url = capped.mcp_url("open")
     for _ in range(CAP):
         assert initialize(url, **{"X-Forwarded-For": "198.51.100.7"}).status_code == 200
