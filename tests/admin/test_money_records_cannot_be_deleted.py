@@ -6,7 +6,6 @@ the delete view), and their pages are read-only (no Save buttons; a POST to the 
 from __future__ import annotations
 
 import uuid
-from decimal import Decimal
 
 import pytest
 from django.contrib import admin
@@ -14,9 +13,9 @@ from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.test import Client, RequestFactory
 
-from approvals import services
 from approvals.models import Elicitation, Payment, WebhookDelivery
 from mcpsite.models import Tenant
+from tests.approvals.conftest import open_payment
 
 pytestmark = pytest.mark.django_db
 
@@ -34,16 +33,7 @@ def staff() -> Client:
 @pytest.fixture
 def records() -> dict[str, Record]:
     """One of each record, by admin name: (its pk as the admin quotes it, the row)."""
-    row = services.elicitation_open(
-        tenant_id=Tenant.objects.get(slug="demo").pk,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "1"),
-        tool="pay_deposit",
-        args_digest=uuid.uuid4().hex,
-        kind=Elicitation.Kind.PAYMENT,
-        reference="deposit-keep",
-        message="Please pay",
-        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
-    )
+    row = open_payment(tenant_id=Tenant.objects.get(slug="demo").pk, reference="deposit-keep")
     delivery = WebhookDelivery.objects.create(
         provider="sandbox",
         event_id=f"evt_{uuid.uuid4().hex}",
@@ -105,16 +95,7 @@ def test_staff_still_act_on_a_pending_elicitation_but_cannot_save_it(staff: Clie
 
 def test_a_tenant_with_elicitations_cannot_be_deleted_from_the_admin(staff: Client) -> None:
     tenant = Tenant.objects.create(slug=f"gone-{uuid.uuid4().hex[:6]}", name="Going away")
-    row = services.elicitation_open(
-        tenant_id=tenant.pk,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "1"),
-        tool="pay_deposit",
-        args_digest=uuid.uuid4().hex,
-        kind=Elicitation.Kind.PAYMENT,
-        reference="deposit-keep",
-        message="Please pay",
-        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
-    )
+    row = open_payment(tenant_id=tenant.pk, reference="deposit-keep")
 
     page = staff.post(f"/admin/mcpsite/tenant/{tenant.pk}/delete/", {"post": "yes"})
 

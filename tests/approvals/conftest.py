@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import anyio
@@ -205,6 +206,21 @@ def opened_for(
         kind=kind,
         reference=f"{kind}-test",
         message="Your consent is needed: share your calendar with the assistant",
+    )
+
+
+def open_payment(*, tenant_id: int, reference: str = "deposit-test") -> Elicitation:
+    """A pending 20 EUR payment, opened the way a resolver opens it, for an OAuth client of its own
+    (so the per-principal cap counts each caller alone)."""
+    return services.elicitation_open(
+        tenant_id=tenant_id,
+        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "alice"),
+        tool="pay_deposit",
+        args_digest=uuid.uuid4().hex,
+        kind=Elicitation.Kind.PAYMENT,
+        reference=reference,
+        message="Please pay",
+        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
     )
 
 

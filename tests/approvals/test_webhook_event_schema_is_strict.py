@@ -7,31 +7,19 @@ far in the future is refused like a stale one."""
 from __future__ import annotations
 
 import time
-import uuid
-from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
-from tests.approvals.conftest import deliver, payment_event
+from tests.approvals.conftest import deliver, open_payment, payment_event
 from tests.conftest import Cast, LiveServer
 
 
 @pytest.fixture
 def pending(cast: Cast) -> Elicitation:
     """A pending 20 EUR payment, opened the way a resolver opens it."""
-    return services.elicitation_open(
-        tenant_id=cast.tenant("demo").pk,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "alice"),
-        tool="pay_deposit",
-        args_digest=uuid.uuid4().hex,
-        kind=Elicitation.Kind.PAYMENT,
-        reference="deposit-schema",
-        message="Please pay",
-        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
-    )
+    return open_payment(tenant_id=cast.tenant("demo").pk, reference="deposit-schema")
 
 
 def assert_nothing_changed(row: Elicitation, event_id: str) -> None:

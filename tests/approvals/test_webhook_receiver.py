@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 import httpx2
@@ -18,23 +16,14 @@ from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
 from approvals.providers import stripe_signature_header
 from approvals.providers.sandbox import webhook_secret
-from tests.approvals.conftest import deliver, payment_event
+from tests.approvals.conftest import deliver, open_payment, payment_event
 from tests.conftest import Cast, LiveServer
 
 
 @pytest.fixture
 def pending(cast: Cast) -> Elicitation:
     """A pending 20 EUR payment, opened the way a resolver opens it."""
-    return services.elicitation_open(
-        tenant_id=cast.tenant("demo").pk,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "alice"),
-        tool="pay_deposit",
-        args_digest=uuid.uuid4().hex,
-        kind=Elicitation.Kind.PAYMENT,
-        reference="deposit-test",
-        message="Please pay",
-        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
-    )
+    return open_payment(tenant_id=cast.tenant("demo").pk, reference="deposit-test")
 
 
 def signed(body: bytes, **kwargs: Any) -> dict[str, str]:
