@@ -36,6 +36,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.latency import refuse_negative  # noqa: E402
+
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
 PY = sys.executable
@@ -422,12 +426,14 @@ def run_json(argv: list[str], cpu: str | None) -> dict[str, Any]:
 
 
 def measure_completion_latency(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """Part 4: webhook (to B) -> the waiting client on A learns of it, over the Redis channel
-    layer. `bench/completion.py` drives the samples and checks every response."""
+    """Part 4: the webhook's request starts (to B) -> the waiting client on A learns of it, over
+    the Redis channel layer. `bench/completion.py` drives the samples, checks every response and
+    reads both ends of each interval from its own clock (`bench/latency.py`)."""
     a, b, token = ours_pair(args, workdir)
     load_cpu = None if args.no_pin else args.load_cpu
     webhook = b.url.removesuffix("/t/benchpay/mcp") + "/approvals/webhooks/sandbox/"
     reps: dict[str, list[dict[str, Any]]] = {"modern": [], "legacy": []}
+    load: dict[str, float] = {}
     a.start()
     b.start()
     spies: list[subprocess.Popen[bytes]] = []
@@ -443,15 +449,20 @@ def measure_completion_latency(args: argparse.Namespace, workdir: Path) -> dict[
                 log(f"  profile of {server.name} (part 4, first repetition): {out.relative_to(ROOT)}")
         for rep in range(args.completion_reps):
             for mode in ("modern", "legacy"):
+                load[f"{rep}/{mode}"] = os.getloadavg()[0]
                 result = run_json(
                     [PY, str(BENCH / "completion.py"), a.url, webhook, token, "--tenant", "benchpay",
                      "--mode", mode, "--samples", str(args.completion_samples)],
                     load_cpu,
                 )  # fmt: skip
+                refuse_negative(result["raw_latency_ms"], what=f"completion {mode}, rep {rep + 1}")
+                refuse_negative(result["raw_webhook_ms"], what=f"webhook {mode}, rep {rep + 1}")
                 reps[mode].append(result)
-                r = result["from_response_ms"]
+                r = result["latency_ms"]
                 log(f"rep {rep + 1}/{args.completion_reps} completion {mode:<7} {result['samples']} samples  "
-                    f"p50 {r['p50']:6.2f} ms  p99 {r['p99']:6.2f} ms  (max {r['max']:.2f})")  # fmt: skip
+                    f"p50 {r['p50']:6.2f} ms  p99 {r['p99']:6.2f} ms  (max {r['max']:.2f}; webhook p50 "
+                    f"{result['webhook_ms']['p50']:.2f}; before its response: "
+                    f"{result['arrived_before_response']})")  # fmt: skip
             for spy in spies:
                 spy.send_signal(signal.SIGINT)
                 spy.wait(timeout=60)
@@ -463,18 +474,21 @@ def measure_completion_latency(args: argparse.Namespace, workdir: Path) -> dict[
         b.stop()
     summary: dict[str, Any] = {}
     for mode, results in reps.items():
-        pooled = [v for r in results for v in r["raw_from_response_ms"]]
+        pooled = [v for r in results for v in r["raw_latency_ms"]]
+        round_trips = [v for r in results for v in r["raw_webhook_ms"]]
         summary[mode] = {
             "samples": len(pooled),
             "p50_ms": statistics.median(pooled),
             "p99_ms": percentile(pooled, 99),
             "max_ms": max(pooled),
-            "per_rep_p50_ms": [r["from_response_ms"]["p50"] for r in results],
-            "per_rep_p99_ms": [r["from_response_ms"]["p99"] for r in results],
-            "from_request_p50_ms": statistics.median(r["from_request_ms"]["p50"] for r in results),
+            "per_rep_p50_ms": [r["latency_ms"]["p50"] for r in results],
+            "per_rep_p99_ms": [r["latency_ms"]["p99"] for r in results],
+            "webhook_p50_ms": statistics.median(round_trips),
+            "webhook_p99_ms": percentile(round_trips, 99),
+            "arrived_before_response": sum(r["arrived_before_response"] for r in results),
         }
-    return {"reps": reps, "summary": summary, "pinning": None if args.no_pin else {"servers": args.server_cpu,
-            "client": args.load_cpu}}  # fmt: skip
+    return {"reps": reps, "summary": summary, "load_average_1m": load,
+            "pinning": None if args.no_pin else {"servers": args.server_cpu, "client": args.load_cpu}}  # fmt: skip
 
 
 def measure_scale(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -619,12 +633,15 @@ def print_table(
         for name in ("ours", "sdk"):
             lines.append(f"{name:<8} {fmt(spread(codec['us_per_round'][name]), 2)}")
     if completion is not None:
-        lines.append("\ncompletion latency, ms from the webhook's response to the waiting client (all reps pooled)")
+        loads = completion["load_average_1m"].values()
+        lines.append("\ncompletion latency, ms from the webhook's request start to the waiting client (all reps "
+                     f"pooled; 1-min load {min(loads):.2f}-{max(loads):.2f})")  # fmt: skip
         for mode, m in completion["summary"].items():
             per_rep = ", ".join(f"{v:.2f}" for v in m["per_rep_p99_ms"])
             lines.append(f"{mode:<8} n={m['samples']:<4} p50 {m['p50_ms']:6.2f}  p99 {m['p99_ms']:6.2f}  "
-                         f"max {m['max_ms']:6.2f}  (p99 per rep: {per_rep}; from the webhook's request: "
-                         f"p50 {m['from_request_p50_ms']:.2f})")  # fmt: skip
+                         f"max {m['max_ms']:6.2f}  (p99 per rep: {per_rep}; webhook round trip p50 "
+                         f"{m['webhook_p50_ms']:.2f} p99 {m['webhook_p99_ms']:.2f}; reached the client before "
+                         f"the webhook's response: {m['arrived_before_response']}/{m['samples']})")  # fmt: skip
     if scale is not None:
         lookup = scale["lookup"]
         lines.append(f"\nscale: {scale.get('seed', {}).get('rows', '?')} pending elicitations")

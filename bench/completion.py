@@ -2,15 +2,19 @@
 
 Two processes of ours on the same PostgreSQL and Redis: A serves the MCP call, B receives the
 provider's webhook. Each sample pays a fresh booking's deposit (`pay_deposit`, tenant with the
-`payments` toolset) and is timed from the moment the webhook's HTTP response has been read to:
+`payments` toolset) and is timed from the moment the webhook's request starts to:
 
-- modern (2026-07-28): the held retry round's response (raw HTTP, every body checked: round 1
-  must ask for the checkout URL, the retry must still be held when the webhook is posted and
-  must answer "Booking <id> confirmed");
+- modern (2026-07-28): the held retry round's response being read (raw HTTP, every body
+  checked: round 1 must ask for the checkout URL, the retry must still be held when the webhook
+  is posted and must answer "Booking <id> confirmed");
 - legacy (2025-11-25): ``notifications/elicitation/complete`` reaching the SDK client's
   message handler (its call must then finish with the booking confirmed).
 
-Samples run one after another. Also reported: the time from the webhook request's start.
+Every instant is a `time.perf_counter()` reading in this process, on its one event loop, taken
+where the event happens (not when the sample's code next looks); `bench/latency.py` does the
+arithmetic and stops the run on a negative interval. Samples run one after another. Also
+reported: the webhook's own round trip, and how many completions reached the client before the
+webhook's response did (B publishes before it answers, so the two are not ordered).
 Prints one line ``BENCH_RESULT {json}``. Runs with mcpsite's settings (bookings are created and
 the webhook is signed in process, as the sandbox provider does):
 
@@ -23,12 +27,11 @@ import argparse
 import asyncio
 import datetime
 import json
-import math
 import os
 import secrets
-import statistics
 import sys
 import time
+from collections.abc import Awaitable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -47,6 +50,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_types import ElicitCompleteNotification, ElicitRequestParams, ElicitRequestURLParams, ElicitResult  # noqa: E402
 
 from approvals.providers.sandbox import checkout_completed_event, signed_delivery  # noqa: E402
+from bench.latency import Sample, summarise  # noqa: E402
 from mcpsite.models import Tenant  # noqa: E402
 from tools_app.models import Booking  # noqa: E402
 
@@ -88,7 +92,7 @@ def webhook_body(elicitation_id: str) -> tuple[bytes, dict[str, str]]:
 
 
 async def post_webhook(http: httpx2.AsyncClient, url: str, elicitation_id: str) -> tuple[float, float]:
-    """(request started, response read), monotonic seconds; the delivery must complete the row."""
+    """(request started, response read), `perf_counter` seconds; the delivery must complete the row."""
     body, headers = webhook_body(elicitation_id)
     sent = time.perf_counter()
     response = await http.post(url, content=body, headers=headers)
@@ -113,9 +117,14 @@ def decode(response: httpx2.Response) -> dict[str, Any]:
     return result
 
 
-async def modern_sample(
-    http: httpx2.AsyncClient, mcp_url: str, webhook_url: str, token: str, booking: int
-) -> tuple[float, float]:
+async def read_at(request: Awaitable[httpx2.Response]) -> tuple[httpx2.Response, float]:
+    """The response and the instant it was read: taken here, as soon as the request's await returns,
+    because the sample's code awaits the webhook first and would otherwise read the clock late."""
+    response = await request
+    return response, time.perf_counter()
+
+
+async def modern_sample(http: httpx2.AsyncClient, mcp_url: str, webhook_url: str, token: str, booking: int) -> Sample:
     headers = {
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2026-07-28",
@@ -136,21 +145,20 @@ async def modern_sample(
         raise SampleFailed(f"round 1 asked {request}")
     elicitation_id = row_id(request["params"]["url"])
     retry = body({"inputResponses": {key: {"action": "accept"}}, "requestState": first["requestState"]})
-    held = asyncio.ensure_future(http.post(mcp_url, json=retry, headers=headers))
+    held = asyncio.ensure_future(read_at(http.post(mcp_url, json=retry, headers=headers)))
     await asyncio.sleep(SETTLE_SECONDS)
     if held.done():
-        raise SampleFailed(f"the retry was not held: {held.result().text[:200]}")
+        raise SampleFailed(f"the retry was not held: {held.result()[0].text[:200]}")
     sent, done = await post_webhook(http, webhook_url, elicitation_id)
-    response = await held
-    answered = time.perf_counter()
+    response, answered = await held
     final = decode(response)
     text = (final.get("content") or [{}])[0].get("text", "")
     if not text.startswith(f"Booking {booking} confirmed"):
         raise SampleFailed(f"the held round answered {final}")
-    return answered - done, answered - sent
+    return Sample(sent=sent, responded=done, arrived=answered)
 
 
-async def run_modern(args: argparse.Namespace, ids: list[int]) -> list[tuple[float, float]]:
+async def run_modern(args: argparse.Namespace, ids: list[int]) -> list[Sample]:
     samples = []
     async with httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)) as http:
         for booking in ids:
@@ -158,7 +166,7 @@ async def run_modern(args: argparse.Namespace, ids: list[int]) -> list[tuple[flo
     return samples
 
 
-async def run_legacy(args: argparse.Namespace, ids: list[int]) -> list[tuple[float, float]]:
+async def run_legacy(args: argparse.Namespace, ids: list[int]) -> list[Sample]:
     """One 2025-11-25 session (as a client keeps one), one call per sample."""
     asked: asyncio.Queue[ElicitRequestURLParams] = asyncio.Queue()
     completed: dict[str, float] = {}
@@ -171,6 +179,8 @@ async def run_legacy(args: argparse.Namespace, ids: list[int]) -> list[tuple[flo
         return ElicitResult(action="accept")
 
     async def on_message(message: Any) -> None:
+        # The SDK calls this on our event loop (its session's receive task), so the reading is
+        # the same clock as post_webhook's, taken when the notification is handed to us.
         if isinstance(message, ElicitCompleteNotification):
             completed[message.params.elicitation_id] = time.perf_counter()
             arrived.set()
@@ -205,15 +215,8 @@ async def run_legacy(args: argparse.Namespace, ids: list[int]) -> list[tuple[flo
             text = getattr(result.content[0], "text", "")
             if not text.startswith(f"Booking {booking} confirmed"):
                 raise SampleFailed(f"the call answered {text!r}")
-            at = completed[elicitation_id]
-            samples.append((at - done, at - sent))
+            samples.append(Sample(sent=sent, responded=done, arrived=completed[elicitation_id]))
     return samples
-
-
-def percentile(values: list[float], p: float) -> float:
-    """Nearest rank (p99 of 50 samples is the largest)."""
-    ordered = sorted(values)
-    return ordered[max(1, min(len(ordered), math.ceil(p * len(ordered) / 100))) - 1]
 
 
 def main() -> None:
@@ -230,26 +233,7 @@ def main() -> None:
     run = run_modern if args.mode == "modern" else run_legacy
     started = time.perf_counter()
     samples = anyio.run(run, args, ids)[args.warmup :]
-    from_response = [s[0] * 1000 for s in samples]
-    from_request = [s[1] * 1000 for s in samples]
-    result = {
-        "mode": args.mode,
-        "samples": len(samples),
-        "seconds": round(time.perf_counter() - started, 2),
-        "from_response_ms": {
-            "p50": statistics.median(from_response),
-            "p99": percentile(from_response, 99),
-            "min": min(from_response),
-            "max": max(from_response),
-        },
-        "from_request_ms": {
-            "p50": statistics.median(from_request),
-            "p99": percentile(from_request, 99),
-            "min": min(from_request),
-            "max": max(from_request),
-        },
-        "raw_from_response_ms": [round(v, 3) for v in from_response],
-    }
+    result = {"mode": args.mode, **summarise(samples), "seconds": round(time.perf_counter() - started, 2)}
     print("BENCH_RESULT " + json.dumps(result), flush=True)
 
 
