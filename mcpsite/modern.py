@@ -102,7 +102,9 @@ def _says_missing(rejection: InboundLadderRejection, headers: Mapping[str, str])
         (MCP_NAME_HEADER, "the request body's name"),
     ):
         if rejection.message.startswith(f"{header} header does not match") and header not in headers:
-            return InboundLadderRejection(code=rejection.code, message=f"{header} header is missing (it repeats {what})")
+            return InboundLadderRejection(
+                code=rejection.code, message=f"{header} header is missing (it repeats {what})"
+            )
     return rejection
 
 

@@ -175,7 +175,11 @@ class WireNamesMiddleware:
 
     @staticmethod
     def _outbound(result: Any, names: WireNames) -> dict[str, Any]:
-        wire = result.model_dump(mode="json", by_alias=True, exclude_none=True) if not isinstance(result, dict) else dict(result)
+        wire = (
+            result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if not isinstance(result, dict)
+            else dict(result)
+        )
         requests = {names.public.get(k, k): v for k, v in (wire.get("inputRequests") or {}).items()}
         if requests:
             wire["inputRequests"] = requests

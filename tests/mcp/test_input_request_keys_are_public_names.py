@@ -13,7 +13,7 @@ from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import raw_post
 from tools_app.wirenames import Resolve, wire_names
 
-FORM = {"elicitation": {"form": {}}}
+FORM: dict[str, Any] = {"elicitation": {"form": {}}}
 
 
 def call(url: str, token: str, arguments: dict[str, Any], **extra: Any) -> httpx2.Response:
@@ -43,8 +43,9 @@ def test_input_requests_are_keyed_by_the_parameter_and_a_wrong_key_is_refused_wi
     state = first["requestState"]
 
     answer = {"action": "accept", "content": {"region": "eu-west-1"}}
-    wrong = call(url, token, {"name": "orders"}, inputResponses={"tools_app.tools.demo:ask_region": answer},
-                 requestState=state).json()
+    wrong = call(
+        url, token, {"name": "orders"}, inputResponses={"tools_app.tools.demo:ask_region": answer}, requestState=state
+    ).json()
     assert wrong["error"] == {
         "code": -32602,
         "message": "inputResponses answers none of the pending inputRequests "

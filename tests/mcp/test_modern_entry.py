@@ -247,7 +247,13 @@ async def test_a_missing_routing_header_is_called_missing_not_mismatched(endpoin
     ours, sdks = Exchange(body), Exchange(body)
     await endpoint(without, ours.receive, ours.send)
     await endpoint.sdk_app(dict(without), sdks.receive, sdks.send)
-    assert ours.answer() == (400, "application/json", {"jsonrpc": "2.0", "id": 7, "error": {"code": -32020, "message": MISSING[header]}})
+    assert ours.answer() == (
+        400,
+        "application/json",
+        {"jsonrpc": "2.0", "id": 7, "error": {"code": -32020, "message": MISSING[header]}},
+    )
     assert sdks.answer()[2]["error"]["message"] == MISSING[header].split(" is missing")[0] + (
-        " does not match the request body's method" if header == "mcp-method" else " does not match the request body's 'name' parameter"
+        " does not match the request body's method"
+        if header == "mcp-method"
+        else " does not match the request body's 'name' parameter"
     )

@@ -166,9 +166,7 @@ def test_concurrent_replays_run_the_tool_once(live: LiveServer, cast: Cast) -> N
     token, path = cast.token(live), cast.folder(["a.txt"])
     args = {"path": path}
     state = anyio.run(first_round, live.mcp_url(), token, "delete_folder", args)
-    answer: InputResponses = {
-        "confirm": ElicitResult(action="accept", content={"ok": True})
-    }
+    answer: InputResponses = {"confirm": ElicitResult(action="accept", content={"ok": True})}
     outcomes: list[str] = []
 
     async def one() -> None:

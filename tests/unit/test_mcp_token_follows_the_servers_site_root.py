@@ -29,4 +29,7 @@ def test_without_options_the_token_names_the_configured_site_root() -> None:
     out = StringIO()
     with override_settings(SITE_ROOT="http://mcp.example"):
         call_command("mcp_token", "--tenant", "demo", "--user", "alice", stdout=out)
-    assert out.getvalue().splitlines()[0] == "# for http://mcp.example/t/demo/mcp (site root from MCPSITE_SITE_ROOT / PORT) as alice"
+    assert (
+        out.getvalue().splitlines()[0]
+        == "# for http://mcp.example/t/demo/mcp (site root from MCPSITE_SITE_ROOT / PORT) as alice"
+    )

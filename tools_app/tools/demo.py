@@ -101,7 +101,9 @@ def _offer_again(previous: Any, level: int) -> Any:
     asked about again. A resolver asks one question and the SDK plans the questions at
     registration, so each further offer is its own resolver, depending on the one before."""
 
-    async def offer(party_size: int, answer: ElicitationResult[AlternativeDate]) -> AlternativeDate | Elicit[AlternativeDate]:
+    async def offer(
+        party_size: int, answer: ElicitationResult[AlternativeDate]
+    ) -> AlternativeDate | Elicit[AlternativeDate]:
         if not isinstance(answer, AcceptedElicitation) or not answer.data.accept_alternative:
             return AlternativeDate(accept_alternative=False)
         if not _is_full(answer.data.date):
@@ -138,7 +140,8 @@ async def book_table(
     except ValueError:
         raise ToolError(f"date: {alternative.data.date!r} is not a date (YYYY-MM-DD)") from None
     if booked in FULLY_BOOKED:
-        return f"No booking made: no tables for {party_size} on {booked.isoformat()} either, after {ALTERNATIVE_OFFERS} offers."
+        last = booked.isoformat()
+        return f"No booking made: no tables for {party_size} on {last} either, after {ALTERNATIVE_OFFERS} offers."
     booking = await Booking.objects.acreate(tenant_id=tenant_of(ctx).id, date=booked, party_size=party_size)
     return f"Booked a table for {party_size} on {booked.isoformat()} (booking {booking.pk})."
 

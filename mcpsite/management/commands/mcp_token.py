@@ -19,7 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--user", required=True, help="username (a member of the tenant)")
         parser.add_argument("--expires-in", type=int, default=None, help="lifetime in seconds")
         parser.add_argument(
-            "--site-root", default=None, help="public base URL of the server the token is for (default: MCPSITE_SITE_ROOT)"
+            "--site-root",
+            default=None,
+            help="public base URL of the server the token is for (default: MCPSITE_SITE_ROOT)",
         )
         parser.add_argument(
             "--port", type=int, default=None, help="the port a local server listens on: site root http://127.0.0.1:PORT"
