@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import httpx2
 
 from tests.conftest import Cast, LiveServer
-from tests.mcp.clients import raw_post
+from tests.mcp.clients import modern_post, raw_post
 from tools_app.wirenames import Resolve, wire_names
 
 FORM: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -76,3 +76,18 @@ def test_an_author_set_name_and_the_resolvers_own_name_win_over_the_parameter() 
     assert names is not None
     assert sorted(names.public.values()) == ["colour", "flavour"]
     assert all(":" in key for key in names.public)  # the SDK's internal keys stay internal
+
+
+def test_an_sdk_error_about_a_question_names_it_by_its_public_name(live: LiveServer, cast: Cast) -> None:
+    response = modern_post(
+        live.mcp_url(),
+        "tools/call",
+        {"name": "provision", "arguments": {"name": "orders"}},
+        token=cast.token(live),
+        **{"Mcp-Name": "provision"},
+    )
+    error = response.json()["error"]
+    assert (error["code"], error["message"]) == (
+        -32021,
+        "Client did not declare the form elicitation capability required by resolver 'region'",
+    )
