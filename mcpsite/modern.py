@@ -64,6 +64,8 @@ from mcp.server.transport_security import (
     TransportSecuritySettings,
 )
 from mcp.shared.inbound import (
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
     MCP_PROTOCOL_VERSION_HEADER,
     InboundLadderRejection,
     classify_inbound_request,
@@ -86,6 +88,24 @@ _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 _PING = b": ping\r\n\r\n"
 _WATCH_AFTER = 0.05
 """Seconds a request runs before anything watches its connection (see `_ResponseStream.watch`)."""
+
+
+def _says_missing(rejection: InboundLadderRejection, headers: Mapping[str, str]) -> InboundLadderRejection:
+    """The SDK words an absent routing header as "does not match"; a client author then hunts
+    for a wrong value that is not there. Ours says the header is missing (same code, same 400):
+    where our entry deliberately differs from the SDK's app (tests/mcp/test_modern_entry.py)."""
+    if rejection.code != HEADER_MISMATCH:
+        return rejection
+    for header, what in (
+        (MCP_PROTOCOL_VERSION_HEADER, "the request envelope's protocol version"),
+        (MCP_METHOD_HEADER, "the request body's method"),
+        (MCP_NAME_HEADER, "the request body's name"),
+    ):
+        if rejection.message.startswith(f"{header} header does not match") and header not in headers:
+            return InboundLadderRejection(
+                code=rejection.code, message=f"{header} header is missing (it repeats {what})"
+            )
+    return rejection
 
 
 class TenantEndpoint:
@@ -173,7 +193,7 @@ class TenantEndpoint:
             return
         verdict = classify_inbound_request(decoded, headers=dict(request.headers))
         if isinstance(verdict, InboundLadderRejection):
-            await _write_rejection(verdict, req.id, scope, receive, send)
+            await _write_rejection(_says_missing(verdict, request.headers), req.id, scope, receive, send)
             return
         app: Server[Any] = self.manager.app
         lifespan_state = self.manager._lifespan_state  # what the tenant's lifespan yielded (its TenantInfo)

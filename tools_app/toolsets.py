@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from mcpsite.tenancy import TenantInfo
 from tools_app.secrets import check_form_schema, check_resolvers
+from tools_app.wirenames import WireNames, WireNamesMiddleware, wire_names
 
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound=BaseModel)
@@ -105,6 +106,7 @@ class _Entry:
     kind: str  # "tool" | "prompt" | "resource"
     fn: Callable[..., Any]
     kwargs: dict[str, Any] = field(default_factory=dict)
+    names: WireNames | None = None  # the public names of its questions (`tools_app.wirenames`)
 
 
 class Toolset:
@@ -120,8 +122,9 @@ class Toolset:
         """Register a tool; takes the keyword arguments of `MCPServer.tool()`."""
 
         def decorator(fn: F) -> F:
-            check_resolvers(fn, where=f"tool {name or fn.__name__!r}")
-            self._entries.append(_Entry("tool", fn, {"name": name, **kwargs}))
+            where = f"tool {name or fn.__name__!r}"
+            check_resolvers(fn, where=where)
+            self._entries.append(_Entry("tool", fn, {"name": name, **kwargs}, wire_names(fn, where=where)))
             return fn
 
         return decorator
@@ -130,8 +133,10 @@ class Toolset:
         """Register a prompt; unlike the SDK's, it may take `Annotated[T, Resolve(fn)]` parameters."""
 
         def decorator(fn: F) -> F:
-            check_resolvers(fn, where=f"prompt {name or fn.__name__!r}")
-            self._entries.append(_Entry("prompt", _with_resolvers(fn), {"name": name or fn.__name__, **kwargs}))
+            where = f"prompt {name or fn.__name__!r}"
+            check_resolvers(fn, where=where)
+            names = wire_names(fn, where=where)
+            self._entries.append(_Entry("prompt", _with_resolvers(fn), {"name": name or fn.__name__, **kwargs}, names))
             return fn
 
         return decorator
@@ -150,11 +155,14 @@ class Toolset:
         return [entry.kwargs.get("name") or entry.fn.__name__ for entry in self._entries if entry.kind == "tool"]
 
     def install(self, server: MCPServer[Any]) -> None:
+        names = WireNamesMiddleware.installed_on(server)
         for entry in self._entries:
             if entry.kind == "tool":
                 server.add_tool(entry.fn, **entry.kwargs)
+                names.register("tools/call", entry.kwargs.get("name") or entry.fn.__name__, entry.names)
             elif entry.kind == "prompt":
                 server.prompt(**entry.kwargs)(entry.fn)
+                names.register("prompts/get", entry.kwargs["name"], entry.names)
             else:
                 kwargs = dict(entry.kwargs)
                 server.resource(kwargs.pop("uri"), **kwargs)(entry.fn)

@@ -34,5 +34,5 @@ def test_full_date_asks_for_another_then_takes_the_deposit(server: LiveServer, c
     assert call.text == (
         f"Booked a table for {party_size} on 2025-12-28 (booking {booking.pk}); deposit of 20.00 EUR paid."
     )
-    assert call.forms == [f"No table for {party_size} on 2025-12-25. Would you like another date?"]
+    assert call.forms == [f"No tables for {party_size} on 2025-12-25. Would you like to try another date?"]
     assert call.asked.empty()  # the URL was asked once

@@ -86,7 +86,9 @@ def test_full_date_offers_an_alternative_that_is_booked(live: LiveServer, cast: 
         async with connect(live.mcp_url(), token, mode=mode, answer=answer) as c:
             return text(await c.call_tool("book_table", {"date": "2025-12-25", "party_size": 2}))
 
-    assert anyio.run(scenario) == "Booked a table for 2 on 2025-12-27."
+    reply = anyio.run(scenario)
+    booking = Booking.objects.filter(date="2025-12-27", party_size=2).latest("pk")
+    assert reply == f"Booked a table for 2 on 2025-12-27 (booking {booking.pk})."
     assert Booking.objects.filter(date="2025-12-27", party_size=2).count() == before + 1
 
 
@@ -116,7 +118,9 @@ def test_free_date_is_booked_without_a_question(live: LiveServer, cast: Cast, mo
         async with connect(live.mcp_url(), token, mode=mode, answer=never) as c:
             return text(await c.call_tool("book_table", {"date": "2025-12-24", "party_size": 4}))
 
-    assert anyio.run(scenario) == "Booked a table for 4 on 2025-12-24."
+    reply = anyio.run(scenario)
+    booking = Booking.objects.filter(date="2025-12-24", party_size=4).latest("pk")
+    assert reply == f"Booked a table for 4 on 2025-12-24 (booking {booking.pk})."
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -228,3 +228,32 @@ def test_no_token_is_401_with_where_to_get_one(live: LiveServer, cast: Cast) -> 
     wrong = raw_post(live.mcp_url(), LIST, "not-a-token", **{"Mcp-Method": "tools/list"})
     assert wrong.status_code == 401
     assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
+
+
+# Where our entry deliberately differs from the SDK's app: an absent routing header is "missing"
+# in ours (the SDK's says "does not match"); same status and code.
+MISSING = {
+    "mcp-method": "mcp-method header is missing (it repeats the request body's method)",
+    "mcp-name": "mcp-name header is missing (it repeats the request body's name)",
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("header", list(MISSING))
+async def test_a_missing_routing_header_is_called_missing_not_mismatched(endpoint: TenantEndpoint, header: str) -> None:
+    body = call("test_simple_text")
+    full = scope(body, {}, [])
+    without = {**full, "headers": [(k, v) for k, v in full["headers"] if k.decode() != header]}
+    ours, sdks = Exchange(body), Exchange(body)
+    await endpoint(without, ours.receive, ours.send)
+    await endpoint.sdk_app(dict(without), sdks.receive, sdks.send)
+    assert ours.answer() == (
+        400,
+        "application/json",
+        {"jsonrpc": "2.0", "id": 7, "error": {"code": -32020, "message": MISSING[header]}},
+    )
+    assert sdks.answer()[2]["error"]["message"] == MISSING[header].split(" is missing")[0] + (
+        " does not match the request body's method"
+        if header == "mcp-method"
+        else " does not match the request body's 'name' parameter"
+    )

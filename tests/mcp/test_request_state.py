@@ -29,7 +29,7 @@ async def first_round(url: str, token: str | None, name: str = "provision", args
 
 def region_answer(first: InputRequiredResult | None = None) -> dict[str, ElicitResult]:
     # The wire key is the resolver's module:qualname.
-    return {"tools_app.tools.demo:ask_region": ElicitResult(action="accept", content={"region": "eu-west-1"})}
+    return {"region": ElicitResult(action="accept", content={"region": "eu-west-1"})}
 
 
 async def retry(
@@ -166,9 +166,7 @@ def test_concurrent_replays_run_the_tool_once(live: LiveServer, cast: Cast) -> N
     token, path = cast.token(live), cast.folder(["a.txt"])
     args = {"path": path}
     state = anyio.run(first_round, live.mcp_url(), token, "delete_folder", args)
-    answer: InputResponses = {
-        "tools_app.tools.demo:confirm_delete": ElicitResult(action="accept", content={"ok": True})
-    }
+    answer: InputResponses = {"confirm": ElicitResult(action="accept", content={"ok": True})}
     outcomes: list[str] = []
 
     async def one() -> None:

@@ -4,7 +4,7 @@ an alternative offered when the first choice is full, and a prompt that asks fir
 from __future__ import annotations
 
 import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.elicitation import AcceptedElicitation, CancelledElicitation, DeclinedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context
@@ -68,14 +68,61 @@ async def delete_folder(
 
 
 class AlternativeDate(BaseModel):
-    accept_alternative: bool = Field(description="Book another date instead?")
-    date: str = Field(default="2025-12-26", description="The other date (YYYY-MM-DD)")
+    accept_alternative: bool = Field(description="Try another date?")
+    date: str = Field(default="2025-12-26", description="Alternative date (YYYY-MM-DD)")
 
 
-async def alternative_date(date: datetime.date, party_size: int) -> AlternativeDate | Elicit[AlternativeDate]:
+ALTERNATIVE_OFFERS = 3
+"""How many times book_table offers another date before it gives up (see `_offer_again`)."""
+
+
+def _is_full(date: str) -> bool:
+    try:
+        return datetime.date.fromisoformat(date) in FULLY_BOOKED
+    except ValueError:
+        return False  # not a date: the tool says so
+
+
+def _ask_for_another(date: str, party_size: int) -> Elicit[AlternativeDate]:
+    return Elicit(f"No tables for {party_size} on {date}. Would you like to try another date?", AlternativeDate)
+
+
+async def first_offer(date: datetime.date, party_size: int) -> AlternativeDate | Elicit[AlternativeDate]:
     if date not in FULLY_BOOKED:
         return AlternativeDate(accept_alternative=True, date=date.isoformat())
-    return Elicit(f"No table for {party_size} on {date.isoformat()}. Would you like another date?", AlternativeDate)
+    return _ask_for_another(date.isoformat(), party_size)
+
+
+first_offer.wire_name = "alternative"  # type: ignore[attr-defined]
+
+
+def _offer_again(previous: Any, level: int) -> Any:
+    """The accepted date goes through book_table's check again: a date that is full too is
+    asked about again. A resolver asks one question and the SDK plans the questions at
+    registration, so each further offer is its own resolver, depending on the one before."""
+
+    async def offer(
+        party_size: int, answer: ElicitationResult[AlternativeDate]
+    ) -> AlternativeDate | Elicit[AlternativeDate]:
+        if not isinstance(answer, AcceptedElicitation) or not answer.data.accept_alternative:
+            return AlternativeDate(accept_alternative=False)
+        if not _is_full(answer.data.date):
+            return answer.data
+        return _ask_for_another(answer.data.date, party_size)
+
+    offer.__qualname__ = f"alternative_date_{level}"
+    offer.__annotations__ = {
+        "party_size": int,
+        "answer": Annotated[ElicitationResult[AlternativeDate], Resolve(previous)],
+        "return": AlternativeDate | Elicit[AlternativeDate],
+    }
+    offer.wire_name = f"alternative_{level}"  # type: ignore[attr-defined]
+    return offer
+
+
+alternative_date: Any = first_offer
+for _level in range(2, ALTERNATIVE_OFFERS + 1):
+    alternative_date = _offer_again(alternative_date, _level)
 
 
 @toolset.tool()
@@ -83,19 +130,20 @@ async def book_table(
     date: datetime.date,
     party_size: Annotated[int, Field(ge=1, le=20)],
     ctx: Context,
-    choice: Annotated[ElicitationResult[AlternativeDate], Resolve(alternative_date)],
+    alternative: Annotated[ElicitationResult[AlternativeDate], Resolve(alternative_date)],
 ) -> str:
-    """Book a table; when the date is full, offer another one."""
-    if not isinstance(choice, AcceptedElicitation) or not choice.data.accept_alternative:
+    """Book a table; when the date is full, offer another one. Says the booking's id (for pay_deposit)."""
+    if not isinstance(alternative, AcceptedElicitation) or not alternative.data.accept_alternative:
         return "No booking made."
     try:
-        booked = datetime.date.fromisoformat(choice.data.date)
+        booked = datetime.date.fromisoformat(alternative.data.date)
     except ValueError:
-        raise ToolError(f"date: {choice.data.date!r} is not a date (YYYY-MM-DD)") from None
+        raise ToolError(f"date: {alternative.data.date!r} is not a date (YYYY-MM-DD)") from None
     if booked in FULLY_BOOKED:
-        return f"No booking made: {booked.isoformat()} is full too."
-    await Booking.objects.acreate(tenant_id=tenant_of(ctx).id, date=booked, party_size=party_size)
-    return f"Booked a table for {party_size} on {booked.isoformat()}."
+        last = booked.isoformat()
+        return f"No booking made: no tables for {party_size} on {last} either, after {ALTERNATIVE_OFFERS} offers."
+    booking = await Booking.objects.acreate(tenant_id=tenant_of(ctx).id, date=booked, party_size=party_size)
+    return f"Booked a table for {party_size} on {booked.isoformat()} (booking {booking.pk})."
 
 
 class Audience(BaseModel):
