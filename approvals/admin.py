@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib import admin, messages
@@ -22,6 +22,9 @@ from django.views.decorators.http import require_POST
 from oauth2_provider.models import get_application_model
 
 from approvals import services
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 
 
@@ -167,14 +170,14 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
             name_principals([row])
         return row
 
-    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> list[tuple[str | None, dict[str, Any]]]:
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> _FieldsetSpec:
         """Only the sections this row has something in: a pending row has no outcome yet, only a
         payment has payment fields, only an approval about a sum shows it."""
         row: Elicitation = obj
         step = ["id", "tenant", "kind", "status", "tool", "reference", "message", "page"]
         if row.kind != Elicitation.Kind.PAYMENT and row.amount is not None:
             step.append("sum")
-        sections: list[tuple[str | None, dict[str, Any]]] = [
+        sections: list[Any] = [  # (title, options) pairs; the stubs' invariant types fit no literal list
             (None, {"fields": step}),
             ("Who asked", {"fields": ["user", "application", "client_id", "issuer", "subject"]}),
         ]
