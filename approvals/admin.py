@@ -22,10 +22,10 @@ from django.views.decorators.http import require_POST
 from oauth2_provider.models import get_application_model
 
 from approvals import services
+from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
-from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 
 
 def name_principals(rows: Iterable[Elicitation]) -> None:
