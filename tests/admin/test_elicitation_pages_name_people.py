@@ -4,19 +4,22 @@ sums as fields, ids as they are, and only the sections a row has something in.""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.admin.utils import quote
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
 from approvals import services
-from approvals.models import Elicitation
+from approvals.models import Elicitation, Payment
 from mcpsite.models import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -57,8 +60,6 @@ def visible(html: str) -> str:
 
 
 def change_page(client: Client, row: Elicitation) -> str:
-    from django.contrib.admin.utils import quote
-
     response = client.get(f"{LIST}{quote(row.pk)}/change/")
     assert response.status_code == 200
     return response.content.decode()
@@ -131,19 +132,31 @@ def test_a_pending_row_has_no_empty_sections(django_user_model: type[User]) -> N
 
 
 def test_ids_read_as_they_are(django_user_model: type[User]) -> None:
+    """`el_3Eab` is quoted `el_5F3Eab` in admin URLs; staff read it as it is on every page about it."""
     row = Elicitation.objects.create(
         id="el_3Eab_0Acd",
         tenant=Tenant.objects.get(slug="demo"),
-        tool="request_refund",
+        tool="pay_deposit",
         args_digest="0" * 64,
-        reference="refund-escape",
-        kind=Elicitation.Kind.APPROVAL,
-        message="Refund?",
-        url="http://127.0.0.1:8000/approvals/status/el_3Eab_0Acd/",
-        expires_at=Elicitation._meta.get_field("created_at").default() + __import__("datetime").timedelta(hours=1),
+        reference="deposit-escape",
+        kind=Elicitation.Kind.PAYMENT,
+        message="Pay?",
+        url="http://127.0.0.1:8000/approvals/checkout/el_3Eab_0Acd/",
+        expires_at=timezone.now() + timedelta(hours=1),
     )
+    Payment.objects.create(elicitation=row, amount=Decimal("1.00"), currency="EUR", provider="sandbox")
     client = staff(django_user_model)
-    for html in (client.get(LIST).content.decode(), change_page(client, row)):
-        text = visible(html)
-        assert "el_3Eab_0Acd" in text
-        assert "el_5F3Eab" not in text
+    quoted = quote(row.pk)
+    pages = [
+        LIST,
+        f"{LIST}{quoted}/change/",
+        f"{LIST}{quoted}/history/",
+        "/admin/approvals/payment/",
+        f"/admin/approvals/payment/{quoted}/change/",
+    ]
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        text = visible(response.content.decode())
+        assert "el_3Eab_0Acd" in text, url
+        assert "_5F" not in text, url
