@@ -115,6 +115,10 @@ class Elicitation(models.Model):
     expires_at = models.DateTimeField(db_index=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     outcome = models.JSONField(default=dict, blank=True)
+    # The sum an approval is about (a refund's amount), so staff read it as a field, not in prose.
+    # A payment's charge is on its Payment row.
+    amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    currency = models.CharField(max_length=3, blank=True)
     completed_by_event = models.ForeignKey(
         "WebhookDelivery", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

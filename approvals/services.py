@@ -103,6 +103,8 @@ def elicitation_open(
     reference: str,
     message: str,
     payment: PaymentTerms | None = None,
+    amount: Decimal | None = None,
+    currency: str = "",
     expires_in: float | None = None,
     known_ids: Iterable[str] = (),
 ) -> Elicitation:
@@ -112,6 +114,8 @@ def elicitation_open(
     Idempotent under concurrency: two rounds racing to create the row meet at the
     ``one_live_elicitation_per_call`` constraint and both return the winner's row.
     A new row needs room under ``APPROVALS["MAX_PENDING_PER_PRINCIPAL"]``, else `TooManyPending`.
+    A new row's audit trail starts with its opening (source "client": the call that asked).
+    `amount`/`currency`: the sum an approval is about (a refund); a payment's is in its terms.
     """
     if (kind == Elicitation.Kind.PAYMENT) != (payment is not None):
         raise ValueError("a payment elicitation needs payment terms, and only a payment has them")
@@ -146,6 +150,11 @@ def elicitation_open(
                 url=_page_url(kind, elicitation_id, payment.provider if payment else DEFAULT_PROVIDER),
                 created_at=now,
                 expires_at=now + timedelta(seconds=expires_in or approvals_settings()["EXPIRES_SECONDS"]),
+                amount=amount,
+                currency=currency,
+            )
+            ElicitationEvent.objects.create(
+                elicitation=row, at=now, source="client", status=row.status, note=f"opened by {tool} ({reference})"
             )
             if payment is not None:
                 Payment.objects.create(

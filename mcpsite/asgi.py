@@ -2,7 +2,8 @@
 
 MCP paths (``/t/<slug>/mcp`` and its RFC 9728 metadata) go to the tenant's MCP app, the
 lifespan runs the tenant registry and its loops, and everything else goes to Django. Django
-middleware never sees an MCP request; the MCP apps enforce their own transport security.
+middleware never sees an MCP request; the MCP apps enforce their own transport security, and CORS
+for them is answered here (``mcpsite.cors``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
-from mcpsite import runtime  # noqa: E402
+from mcpsite import cors, runtime  # noqa: E402
 from mcpsite.registry import registry  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -83,8 +84,18 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
             tenant = registry.get(slug)
             if tenant is None:
                 await _not_found(send, slug)
-            else:
-                await tenant.app(scope, receive, send)
+                return
+            if scope["path"][1] == "t":
+                # Browsers: a CORS preflight is answered here, before the tenant app (it
+                # authenticates nothing), and a cross-origin response gets its CORS headers.
+                # Requests without an Origin (SDK clients, curl) pay one scan of the header list.
+                # (The RFC 9728 metadata is public: the SDK serves it to any origin itself.)
+                for name, value in scope["headers"]:
+                    if name == b"origin":
+                        if not await cors.mcp_preflight(scope, send):
+                            await cors.with_cors(tenant.app, scope, value.decode("latin-1"))(receive, send)
+                        return
+            await tenant.app(scope, receive, send)
             return
     elif kind == "lifespan":
         await _lifespan(scope, receive, send)

@@ -58,7 +58,8 @@ def transport_security() -> TransportSecuritySettings:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(settings.MCPSITE["MCP_ALLOWED_HOSTS"]),
-        allowed_origins=list(settings.MCPSITE["MCP_ALLOWED_ORIGINS"]),
+        # An origin allowed for CORS is one staff chose to trust, so it passes this check too.
+        allowed_origins=[*settings.MCPSITE["MCP_ALLOWED_ORIGINS"], *settings.MCPSITE["CORS_ALLOWED_ORIGINS"]],
     )
 
 

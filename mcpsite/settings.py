@@ -110,6 +110,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "mcpsite.cors.OAuthCorsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -240,6 +241,7 @@ class McpsiteSettings(TypedDict):
     OTEL_SPANS: bool
     MCP_ALLOWED_HOSTS: list[str]
     MCP_ALLOWED_ORIGINS: list[str]
+    CORS_ALLOWED_ORIGINS: list[str]
     MAX_SESSIONS_PER_PRINCIPAL: int
     SESSION_IDLE_SECONDS: float
 
@@ -274,6 +276,10 @@ MCPSITE: McpsiteSettings = {
         "MCPSITE_MCP_ALLOWED_ORIGINS",
         [SITE_ROOT, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     ),
+    # Web pages (origins, `scheme://host:port`, or `scheme://host:*` for any port) whose scripts may
+    # call the MCP and OAuth endpoints (CORS); none beyond the site's own by default. Each is also
+    # accepted by the DNS-rebinding check above, which would otherwise refuse it with 403.
+    "CORS_ALLOWED_ORIGINS": env_list("MCPSITE_CORS_ALLOWED_ORIGINS", []),
     # 2025-11-25 sessions one principal (token's client, issuer, subject; or, on a public tenant,
     # client address) may hold open at once in one process, so one member cannot fill the SDK's
     # shared cap (10,000 per tenant) and lock the others out.

@@ -107,6 +107,9 @@ class Approval(UrlStep):
     """Wait for a staff member to approve or deny (admin); the user gets a status page."""
 
     reason: str = ""
+    # The sum the decision is about (a refund), shown to staff as a field.
+    amount: str | Decimal | None = None
+    currency: str = "EUR"
 
     kind = Elicitation.Kind.APPROVAL
 
@@ -372,6 +375,8 @@ async def _open(
             if isinstance(step, Payment)
             else None
         ),
+        amount=Decimal(step.amount) if isinstance(step, Approval) and step.amount is not None else None,
+        currency=step.currency.upper() if isinstance(step, Approval) and step.amount is not None else "",
         expires_in=step.expires_in,
         known_ids=list(round_.shown) if round_ is not None else [],
     )

@@ -70,7 +70,12 @@ async def pay_deposit(booking_id: int, paid: Annotated[UrlOutcome, Resolve(depos
 
 @url_step
 async def staff_approval(order_id: str, amount: Decimal) -> Approval:
-    return Approval(reference=f"refund-{order_id}", reason=f"refund {amount:.2f} EUR for order {order_id}")
+    return Approval(
+        reference=f"refund-{order_id}",
+        reason=f"refund {amount:.2f} EUR for order {order_id}",
+        amount=amount,
+        currency="EUR",
+    )
 
 
 @toolset.tool()
