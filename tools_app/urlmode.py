@@ -64,6 +64,7 @@ from approvals import services, waiting
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationNotPending
 from tools_app.toolsets import CONTEXT_PARAMETER, Toolset, present_as, resolved_parameters, tenant_of
+from tools_app.wirestate import unwrap_state, wire_result, wrap_state
 
 _INPUT_REQUIRED_VERSION = "2026-07-28"
 _STATE_KEY = "mcpsite.url"
@@ -398,20 +399,12 @@ async def _fulfil_back_channel(row: Elicitation, ctx: Context[Any, Any]) -> UrlO
 # --- the middleware and the toolset that installs it --------------------------------------
 
 
-def _unwrap_state(state: str) -> tuple[str | None, dict[str, str]] | None:
-    try:
-        decoded = json.loads(state)
-    except ValueError:
+def _unwrap_state(state: Any) -> tuple[str | None, dict[str, str]] | None:
+    unwrapped = unwrap_state(state, _STATE_KEY)
+    if unwrapped is None or not isinstance(unwrapped[1].get("rows"), dict):
         return None
-    ours = decoded.get(_STATE_KEY) if isinstance(decoded, dict) else None
-    if not isinstance(ours, dict) or not isinstance(ours.get("rows"), dict):
-        return None
-    inner = decoded.get("s")
+    inner, ours = unwrapped
     return (inner if isinstance(inner, str) else None), {str(k): str(v) for k, v in ours["rows"].items()}
-
-
-def _wrap_state(inner: Any, rows: dict[str, str]) -> str:
-    return json.dumps({_STATE_KEY: {"v": 1, "rows": rows}, "s": inner}, separators=(",", ":"))
 
 
 class UrlModeMiddleware:
@@ -427,7 +420,7 @@ class UrlModeMiddleware:
         round_ = _Round()
         params = dict(ctx.params or {})
         state = params.get("requestState")
-        unwrapped = _unwrap_state(state) if isinstance(state, str) else None
+        unwrapped = _unwrap_state(state)
         if unwrapped is not None:
             inner, rows = unwrapped
             responses = dict(params.get("inputResponses") or {})
@@ -448,11 +441,7 @@ class UrlModeMiddleware:
 
     @staticmethod
     def _rewrite(result: InputRequiredResult | dict[str, Any], round_: _Round) -> dict[str, Any]:
-        wire = (
-            result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if isinstance(result, InputRequiredResult)
-            else dict(result)
-        )
+        wire = wire_result(result)
         requests = dict(wire.get("inputRequests") or {})
         rows: dict[str, str] = {}
         for key, request in list(requests.items()):
@@ -469,7 +458,7 @@ class UrlModeMiddleware:
             wire["inputRequests"] = requests
         else:
             wire.pop("inputRequests", None)
-        wire["requestState"] = _wrap_state(wire.get("requestState"), rows)
+        wire["requestState"] = wrap_state(_STATE_KEY, {"rows": rows}, wire.get("requestState"))
         return wire
 
 

@@ -21,7 +21,6 @@ renames them at the wire.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,6 +35,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.methods import is_input_required
 from mcp_types.version import is_version_at_least
+
+from tools_app.wirestate import unwrap_state, wire_result, wrap_state
 
 _INPUT_REQUIRED_VERSION = "2026-07-28"
 _STATE_KEY = "mcpsite.names"
@@ -99,15 +100,12 @@ def wire_names(fn: Callable[..., Any], *, where: str) -> WireNames | None:
     return WireNames(public=public, internal=internal)
 
 
-def _unwrap_state(state: str) -> tuple[Any, list[str]] | None:
-    try:
-        decoded = json.loads(state)
-    except ValueError:
+def _unwrap_state(state: Any) -> tuple[Any, list[str]] | None:
+    unwrapped = unwrap_state(state, _STATE_KEY)
+    if unwrapped is None or not isinstance(unwrapped[1].get("asked"), list):
         return None
-    ours = decoded.get(_STATE_KEY) if isinstance(decoded, dict) else None
-    if not isinstance(ours, dict) or not isinstance(ours.get("asked"), list):
-        return None
-    return decoded.get("s"), [str(name) for name in ours["asked"]]
+    inner, ours = unwrapped
+    return inner, [str(name) for name in ours["asked"]]
 
 
 class WireNamesMiddleware:
@@ -156,7 +154,7 @@ class WireNamesMiddleware:
     def _inbound(ctx: ServerRequestContext[Any, Any], names: WireNames) -> ServerRequestContext[Any, Any]:
         params = dict(ctx.params or {})
         state = params.get("requestState")
-        unwrapped = _unwrap_state(state) if isinstance(state, str) else None
+        unwrapped = _unwrap_state(state)
         if unwrapped is None:
             return ctx
         inner, asked = unwrapped
@@ -175,16 +173,11 @@ class WireNamesMiddleware:
 
     @staticmethod
     def _outbound(result: Any, names: WireNames) -> dict[str, Any]:
-        wire = (
-            result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if not isinstance(result, dict)
-            else dict(result)
-        )
+        wire = wire_result(result)
         requests = {names.public.get(k, k): v for k, v in (wire.get("inputRequests") or {}).items()}
         if requests:
             wire["inputRequests"] = requests
-        ours = {"v": 1, "asked": list(requests)}
-        wire["requestState"] = json.dumps({_STATE_KEY: ours, "s": wire.get("requestState")}, separators=(",", ":"))
+        wire["requestState"] = wrap_state(_STATE_KEY, {"asked": list(requests)}, wire.get("requestState"))
         return wire
 
     @staticmethod
