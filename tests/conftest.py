@@ -251,6 +251,15 @@ def page(browser: Any, request: pytest.FixtureRequest, tmp_path_factory: pytest.
     context.close()
 
 
+def sign_in_to_admin(page: Any, server: LiveServer, next_path: str) -> None:
+    """Sign a Playwright page in as the `staff` superuser on the admin's login form, landing on `next_path`."""
+    page.goto(f"{server.url}/admin/login/?next={next_path}")
+    page.fill("#id_username", "staff")
+    page.fill("#id_password", "staff-password-1")
+    page.click("input[type=submit]")
+    page.wait_for_url(f"**{next_path}")
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # uvicorn's loop, which the servers under test run on

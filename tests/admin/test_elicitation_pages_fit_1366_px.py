@@ -12,7 +12,7 @@ from oauth2_provider.models import get_application_model
 
 from approvals import services
 from approvals.models import Elicitation
-from tests.conftest import ROOT, Cast, LiveServer
+from tests.conftest import ROOT, Cast, LiveServer, sign_in_to_admin
 
 SHOTS = ROOT / "test-output" / "screenshots"
 WIDTH = 1366
@@ -66,11 +66,7 @@ def overflow(page: Any, name: str) -> int:
 def test_the_elicitation_pages_fit_1366_px(live: LiveServer, cast: Cast, page: Any) -> None:
     payment, refund = open_rows(live, cast)
     page.set_viewport_size({"width": WIDTH, "height": 900})
-    page.goto(f"{live.url}/admin/login/?next=/admin/approvals/elicitation/")
-    page.fill("#id_username", "staff")
-    page.fill("#id_password", "staff-password-1")
-    page.click("input[type=submit]")
-    page.wait_for_url("**/admin/approvals/elicitation/")
+    sign_in_to_admin(page, live, "/admin/approvals/elicitation/")
     assert "Claude Desktop for the whole team" in page.inner_text("#result_list")
     assert overflow(page, "list") <= 0
     for row, name in ((payment, "payment"), (refund, "refund")):

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from mcpsite.models import KeyRingEvent, RequestStateKey
-from tests.conftest import ROOT, Cast, LiveServer
+from tests.conftest import ROOT, Cast, LiveServer, sign_in_to_admin
 
 SHOTS = ROOT / "test-output" / "screenshots"
 
@@ -26,11 +26,7 @@ def run_action(page: Any, kid: str, action: str) -> str:
 
 def test_staff_rotate_the_ring_in_the_admin(live: LiveServer, cast: Cast, page: Any) -> None:
     old = RequestStateKey.objects.get(phase=RequestStateKey.Phase.MINTING)
-    page.goto(f"{live.url}/admin/login/?next=/admin/mcpsite/requeststatekey/")
-    page.fill("#id_username", "staff")
-    page.fill("#id_password", "staff-password-1")
-    page.click("input[type=submit]")
-    page.wait_for_url("**/admin/mcpsite/requeststatekey/")
+    sign_in_to_admin(page, live, "/admin/mcpsite/requeststatekey/")
     assert "live process" in page.inner_text("#rollout-summary")
     shot(page, "1-ring")
 
