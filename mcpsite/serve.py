@@ -122,6 +122,7 @@ def uvicorn_options() -> dict[str, Any]:
         "proxy_headers": bool(trusted),
         "forwarded_allow_ips": trusted,
         "access_log": False,
+        "timeout_graceful_shutdown": settings.MCPSITE["SHUTDOWN_GRACE_SECONDS"],
     }
 
 

@@ -238,6 +238,7 @@ class McpsiteSettings(TypedDict):
     MAX_REQUEST_BODY: int
     MAX_REQUEST_HEAD: int
     TRUSTED_PROXIES: list[str]
+    SHUTDOWN_GRACE_SECONDS: float
     OTEL_SPANS: bool
     MCP_ALLOWED_HOSTS: list[str]
     MCP_ALLOWED_ORIGINS: list[str]
@@ -268,6 +269,11 @@ MCPSITE: McpsiteSettings = {
     # Addresses (or networks) of the proxies whose X-Forwarded-For / -Proto are believed; none
     # by default, so the client address is the peer's and a client cannot choose it.
     "TRUSTED_PROXIES": env_list("MCPSITE_TRUSTED_PROXIES", []),
+    # On SIGTERM the web process stops accepting, lets requests in flight finish for this long,
+    # then closes what is still open and exits. Without a bound a client's standing stream
+    # (`subscriptions/listen`, a 2025-11-25 GET stream) keeps the process alive forever. Longer
+    # than the approvals hold (20 s), so a held URL-mode round still answers before the exit.
+    "SHUTDOWN_GRACE_SECONDS": env_float("MCPSITE_SHUTDOWN_GRACE_SECONDS", 25.0),
     # The SDK's OpenTelemetry span per MCP message; on only when an exporter is configured.
     "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", False),
     # Host and Origin headers the MCP endpoints accept (DNS-rebinding protection).
