@@ -78,7 +78,7 @@ def test_a_client_that_prefers_cimd_signs_in_with_its_document_and_calls_a_tool(
 
             provider = OAuthClientProvider(
                 server_url=site.mcp_url(),
-                client_metadata=OAuthClientMetadata.model_validate({k: v for k, v in CLIENT.items()}),
+                client_metadata=OAuthClientMetadata.model_validate(CLIENT),
                 storage=storage,
                 redirect_handler=redirect_handler,
                 callback_handler=callback_handler,
