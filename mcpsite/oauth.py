@@ -208,13 +208,33 @@ def _vetted(request: HttpRequest) -> JsonResponse | None:
     return None
 
 
+def client_creation_counted(*, way: str, address: str) -> bool:
+    """Count one new client from `address` by `way` (``dcr`` or ``cimd``, each its own budget);
+    False past ``MCPSITE_DCR_PER_HOUR`` this hour."""
+    key = f"mcpsite:{way}:{address}"
+    cache.add(key, 0, timeout=3600)
+    return bool(cache.incr(key) <= settings.MCPSITE_DCR_PER_HOUR)
+
+
+class RateLimitedCIMDPermission:
+    """DOT's CIMD registration permission (``CIMD_REGISTRATION_PERMISSION_CLASSES``). A document
+    seen for the first time creates a client as a registration does, so it is held to the same
+    hourly limit per client address (DOT asks before it fetches anything); without it, CIMD would
+    be a way around the registration limit."""
+
+    def has_permission(self, request: Any, client_id: str) -> bool:
+        address = request.headers.get("REMOTE_ADDR", "-")  # DOT passes Django's META as headers
+        if client_creation_counted(way="cimd", address=address):
+            return True
+        logger.info("client metadata document refused: too many new clients from %s", address)
+        return False
+
+
 class RateLimitedRegistrationView(DynamicClientRegistrationView):
     """RFC 7591 registration, open to anyone, at most ``MCPSITE_DCR_PER_HOUR`` per client address."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        key = f"mcpsite:dcr:{request.META.get('REMOTE_ADDR', '-')}"
-        cache.add(key, 0, timeout=3600)
-        if cache.incr(key) > settings.MCPSITE_DCR_PER_HOUR:
+        if not client_creation_counted(way="dcr", address=request.META.get("REMOTE_ADDR", "-")):
             response = JsonResponse(
                 {"error": "slow_down", "error_description": "Too many client registrations; try again later."},
                 status=429,

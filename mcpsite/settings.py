@@ -200,7 +200,8 @@ SIGNIN: SigninSettings = {
 }
 
 ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
-# Open dynamic client registration (RFC 7591), at most this many per client address and hour.
+# Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
+# many new clients again by Client ID Metadata Document.
 MCPSITE_DCR_PER_HOUR = env_int("MCPSITE_DCR_PER_HOUR", 30)
 # What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface);
 # DOT's SSRF-guarded fetcher (https, public addresses only). Only tests name another.
@@ -230,6 +231,7 @@ OAUTH2_PROVIDER: dict[str, object] = {
     # the document is held to the registration rules (mcpsite.oauth.VettedMetadataFetcher).
     "CIMD_ENABLED": True,
     "CIMD_METADATA_FETCHER": "mcpsite.oauth.VettedMetadataFetcher",
+    "CIMD_REGISTRATION_PERMISSION_CLASSES": ("mcpsite.oauth.RateLimitedCIMDPermission",),
     # Codes and refresh tokens honoured only for active members; only the grants above served.
     "OAUTH2_VALIDATOR_CLASS": "mcpsite.oauth_validator.TenantOAuth2Validator",
 }

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from django.core.cache import cache
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -141,3 +142,22 @@ def test_a_document_that_registration_would_refuse_names_no_client(
     )
     assert token.status_code == 401
     assert token.json() == {"error": "invalid_client"}
+
+
+def test_new_clients_by_document_are_limited_per_address_as_registrations_are(
+    server_factory: Callable[..., LiveServer], documents: DocumentHost, cast: Cast
+) -> None:
+    server = server_factory(MCPSITE_OAUTH_CIMD_FETCHER=FETCHER, MCPSITE_DCR_PER_HOUR="2")
+    cache.delete("mcpsite:cimd:127.0.0.1")  # the count lives in the suite's shared Redis
+    try:
+        http = signed_in(server, "alice", "alice-password-1")
+        paths = [f"/clients/limited-{n}.json" for n in range(3)]
+        answers = [
+            http.get(authorize_query(documents.serve(path, **CLIENT), server.mcp_url(), Pkce.new())) for path in paths
+        ]
+        assert [answer.status_code for answer in answers] == [200, 200, 400]
+        assert "Invalid client_id parameter value." in answers[2].text
+        assert paths[2] not in documents.fetches  # refused before anything was fetched
+        assert not Application.objects.filter(client_id=documents.client_id(paths[2])).exists()
+    finally:
+        cache.delete("mcpsite:cimd:127.0.0.1")
