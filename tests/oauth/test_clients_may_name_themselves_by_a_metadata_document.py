@@ -56,6 +56,20 @@ def test_the_metadata_advertises_client_id_metadata_documents(live: LiveServer) 
     assert metadata["client_id_metadata_document_supported"] is True
 
 
+def test_by_default_a_document_on_a_loopback_address_is_never_fetched(
+    live: LiveServer, documents: DocumentHost, cast: Cast
+) -> None:
+    """Production's fetcher is DOT's SSRF-guarded one: https only, and no loopback or private address."""
+    path = "/clients/default-fetcher.json"
+    client_id = documents.serve(path, **CLIENT)
+    http = signed_in(live, "alice", "alice-password-1")
+    response = http.get(authorize_query(client_id, live.mcp_url(), Pkce.new()))
+    assert response.status_code == 400
+    assert "Invalid client_id parameter value." in response.text
+    assert path not in documents.fetches
+    assert not Application.objects.filter(client_id=client_id).exists()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_client_that_prefers_cimd_signs_in_with_its_document_and_calls_a_tool(
     site: LiveServer, documents: DocumentHost, cast: Cast, mode: str
