@@ -203,8 +203,9 @@ ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
 # Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
 # many new clients again by Client ID Metadata Document.
 MCPSITE_DCR_PER_HOUR = env_int("MCPSITE_DCR_PER_HOUR", 30)
-# What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface);
-# DOT's SSRF-guarded fetcher (https, public addresses only). Only tests name another.
+# What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
+# e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
+# only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
 MCPSITE_OAUTH_CIMD_FETCHER = env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher")
 OAUTH2_PROVIDER: dict[str, object] = {
     "SCOPES": {"mcp": "Call this tenant's MCP tools"},
