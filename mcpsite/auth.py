@@ -9,21 +9,29 @@ A tenant accepts a token only when it names the tenant's resource and its user i
 member of the tenant. The cached entry carries the ids of the tenants its user is a member of,
 so that check costs no query either; removing a member or deactivating a user revokes the
 tokens (`services.token_revoke_for_member`), which evicts them through the same broadcast.
+
+Both MCP entries refuse a request with the same challenge, `BearerChallenge`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 from channels.db import database_sync_to_async
 from django.utils import timezone
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from oauth2_provider.models import AccessToken as StoredToken
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpsite.conf import mcpsite_settings
 
@@ -177,3 +185,71 @@ class TenantTokenVerifier:
             subject=entry.subject,
             claims={"iss": self.issuer},
         )
+
+
+class BearerChallenge:
+    """The SDK's `RequireAuthMiddleware` (a token is required, and every required scope) with the
+    challenge the MCP authorization specs ask for, which the SDK's middleware has no parameter for:
+
+    - a request that sent no bearer token gets a bare challenge, no ``error`` (RFC 6750 section
+      3.1: "if the request lacks any authentication information, the resource server SHOULD NOT
+      include an error code"); a token we refuse gets ``invalid_token``, a missing scope 403
+      ``insufficient_scope``;
+    - every challenge names the scope to ask for (``scope="mcp"``: MCP 2025-11-25 and 2026-07-28,
+      scope selection) beside ``resource_metadata`` (RFC 9728 section 5.1).
+
+    Used by both entries: `mcpsite.modern` builds its chain with it, and `challenge_sdk_route`
+    puts it in place of the SDK's own in the SDK's app, so both answer the same challenge.
+    """
+
+    def __init__(self, app: ASGIApp, required_scopes: list[str], resource_metadata_url: Any = None) -> None:
+        self.app = app
+        self.required_scopes = required_scopes
+        self.resource_metadata_url = resource_metadata_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not isinstance(scope.get("user"), AuthenticatedUser):
+            if not _sent_a_bearer_token(scope):
+                await self._challenge(send, 401)
+            else:
+                await self._challenge(send, 401, "invalid_token", "Authentication required")
+            return
+        granted = scope["auth"].scopes if scope.get("auth") is not None else []
+        for required in self.required_scopes:
+            if required not in granted:
+                await self._challenge(send, 403, "insufficient_scope", f"Required scope: {required}")
+                return
+        await self.app(scope, receive, send)
+
+    async def _challenge(self, send: Send, status: int, error: str | None = None, description: str = "") -> None:
+        parts = [f'error="{error}"', f'error_description="{description}"'] if error else []
+        if self.required_scopes:
+            parts.append(f'scope="{" ".join(self.required_scopes)}"')
+        if self.resource_metadata_url:
+            parts.append(f'resource_metadata="{self.resource_metadata_url}"')
+        # The SDK's JSON body for a refusal; a bare challenge has no error to put in one.
+        body = json.dumps({"error": error, "error_description": description}).encode() if error else b""
+        headers = [
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", f"Bearer {', '.join(parts)}".encode()),
+        ]
+        if body:
+            headers.append((b"content-type", b"application/json"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _sent_a_bearer_token(scope: Scope) -> bool:
+    # The SDK's backend reads the same header: anything else (no header, another scheme) is no token.
+    return any(k == b"authorization" and v[:7].lower() == b"bearer " for k, v in scope["headers"])
+
+
+def challenge_sdk_route(sdk_app: Starlette, path: str) -> None:
+    """Put `BearerChallenge` in place of the `RequireAuthMiddleware` the SDK's app wraps its MCP
+    route in (`Server.streamable_http_app` takes no middleware for it), keeping its settings."""
+    for route in sdk_app.routes:
+        if isinstance(route, Route) and route.path == path and isinstance(route.app, RequireAuthMiddleware):
+            sdk = route.app
+            route.app = BearerChallenge(sdk.app, sdk.required_scopes, sdk.resource_metadata_url)
+            return
+    raise RuntimeError(f"the SDK's app has no authenticated route {path}: its layout changed")

@@ -49,7 +49,7 @@ from mcp.server._streamable_http_modern import (
     _write_rejection,
 )
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
@@ -81,6 +81,8 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcpsite.auth import BearerChallenge
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +134,7 @@ class TenantEndpoint:
         if verifier is not None:
             assert auth is not None
             metadata_url = build_resource_metadata_url(auth.resource_server_url) if auth.resource_server_url else None
-            modern = RequireAuthMiddleware(modern, auth.required_scopes or [], metadata_url)
+            modern = BearerChallenge(modern, auth.required_scopes or [], metadata_url)
             modern = AuthContextMiddleware(modern)
             resource = auth.resource_server_url if auth.validate_token_resource else None
             modern = AuthenticationMiddleware(modern, backend=BearerAuthBackend(verifier, resource_server_url=resource))

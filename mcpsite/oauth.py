@@ -1,7 +1,8 @@
 """The authorization server, as django-oauth-toolkit provides it, plus the two things MCP hosting
 adds: a token names one tenant (RFC 8707 resource = the tenant's MCP URL), and only that tenant's
 members may authorize it. Dynamic client registration is open, rate-limited, and registers public
-authorization-code clients with https or loopback redirect URIs only.
+authorization-code clients with https or loopback redirect URIs only; a client may instead name
+itself by the URL of its Client ID Metadata Document (CIMD), held to the same rules.
 """
 
 from __future__ import annotations
@@ -9,13 +10,16 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.module_loading import import_string
+from oauth2_provider.cimd import CIMDError
 from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.models import Application
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import (
     AuthorizationView,
     DynamicClientRegistrationManagementView,
@@ -73,6 +77,12 @@ class TenantAuthorizationView(AuthorizationView):
             return self._page(*refusal)
         return super().form_valid(form)
 
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
+        # RFC 9207: every authorization response names the issuer, errors included (DOT adds it to
+        # a code response only; ours are code responses, so it goes in the query).
+        issuer = oauth2_settings.oauth2_authorization_server_issuer(self.request)
+        return super().redirect(with_issuer(redirect_to, issuer), application)
+
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["tenant"] = getattr(self, "tenant", None)
@@ -95,8 +105,17 @@ class TenantAuthorizationView(AuthorizationView):
         )
 
 
+def with_issuer(uri: str, issuer: str) -> str:
+    """`uri` with exactly one ``iss`` query parameter, `issuer`."""
+    parts = urlsplit(uri)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
+    return urlunsplit(parts._replace(query=urlencode([*query, ("iss", issuer)])))
+
+
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 REGISTRABLE_GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
+# OpenID Connect Registration's two kinds; MCP (SEP-837) asks every registering client to say which.
+APPLICATION_TYPES = frozenset({"native", "web"})
 
 
 class RegistrationRefused(Exception):
@@ -120,16 +139,10 @@ def redirect_uri_registrable(uri: str) -> bool:
     return parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK_HOSTS)
 
 
-def registration_vet(metadata: Any) -> Any:
-    """The metadata to hand DOT's registration, or `RegistrationRefused`.
-
-    Only public authorization-code clients register: other grants are refused (client_credentials
-    would mint tokens for no user), and the client is registered as public (``none``) whatever
-    authentication it asked for (RFC 7591 section 3.2.1 lets the server replace a value; the
-    response says which). Shapes DOT itself refuses (not a JSON object, a non-list) are left to it.
-    """
-    if not isinstance(metadata, dict):
-        return metadata
+def client_metadata_vet(metadata: dict[str, Any]) -> None:
+    """`RegistrationRefused` unless these are the metadata of a client we serve: authorization code
+    (and refresh token) only, since client_credentials would mint tokens for no user, and https or
+    loopback redirect URIs. Shapes DOT itself refuses (a non-list, a non-string) are left to it."""
     grant_types = metadata.get("grant_types", ["authorization_code"])
     if isinstance(grant_types, list) and all(isinstance(grant, str) for grant in grant_types):
         if "authorization_code" not in grant_types or not set(grant_types) <= REGISTRABLE_GRANT_TYPES:
@@ -145,7 +158,40 @@ def registration_vet(metadata: Any) -> Any:
                     error="invalid_redirect_uri",
                     description=f"Redirect URIs must be https, or http on a loopback address: {uri!r} is neither.",
                 )
+
+
+def registration_vet(metadata: Any) -> Any:
+    """The metadata to hand DOT's registration, or `RegistrationRefused`.
+
+    Held to `client_metadata_vet`, and the client says what it is (``application_type``, MCP
+    2025-11-25 and 2026-07-28, SEP-837). It is registered as public (``none``) whatever
+    authentication it asked for (RFC 7591 section 3.2.1 lets the server replace a value; the
+    response says which). Shapes DOT itself refuses (not a JSON object) are left to it.
+    """
+    if not isinstance(metadata, dict):
+        return metadata
+    client_metadata_vet(metadata)
+    if metadata.get("application_type") not in APPLICATION_TYPES:
+        raise RegistrationRefused(
+            error="invalid_client_metadata",
+            description='Say which kind of client this is: application_type "native" or "web".',
+        )
     return {**metadata, "token_endpoint_auth_method": "none"}
+
+
+class VettedMetadataFetcher:
+    """DOT's CIMD fetcher (``CIMD_METADATA_FETCHER``): the fetcher ``MCPSITE_OAUTH_CIMD_FETCHER``
+    names (DOT's SSRF-guarded `SafeMetadataFetcher` unless a test says otherwise), then the rules a
+    registration is held to, so a document cannot get what registration refuses. DOT itself then
+    requires the document's ``client_id`` to be its URL and a public client (no secret)."""
+
+    def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
+        metadata, max_age = import_string(settings.MCPSITE_OAUTH_CIMD_FETCHER)().fetch(client_id)
+        try:
+            client_metadata_vet(metadata)
+        except RegistrationRefused as refused:
+            raise CIMDError(refused.description) from None  # DOT logs it; the client is unknown
+        return metadata, max_age
 
 
 def _vetted(request: HttpRequest) -> JsonResponse | None:
@@ -162,13 +208,33 @@ def _vetted(request: HttpRequest) -> JsonResponse | None:
     return None
 
 
+def client_creation_counted(*, way: str, address: str) -> bool:
+    """Count one new client from `address` by `way` (``dcr`` or ``cimd``, each its own budget);
+    False past ``MCPSITE_DCR_PER_HOUR`` this hour."""
+    key = f"mcpsite:{way}:{address}"
+    cache.add(key, 0, timeout=3600)
+    return bool(cache.incr(key) <= settings.MCPSITE_DCR_PER_HOUR)
+
+
+class RateLimitedCIMDPermission:
+    """DOT's CIMD registration permission (``CIMD_REGISTRATION_PERMISSION_CLASSES``). A document
+    seen for the first time creates a client as a registration does, so it is held to the same
+    hourly limit per client address (DOT asks before it fetches anything); without it, CIMD would
+    be a way around the registration limit."""
+
+    def has_permission(self, request: Any, client_id: str) -> bool:
+        address = request.headers.get("REMOTE_ADDR", "-")  # DOT passes Django's META as headers
+        if client_creation_counted(way="cimd", address=address):
+            return True
+        logger.info("client metadata document refused: too many new clients from %s", address)
+        return False
+
+
 class RateLimitedRegistrationView(DynamicClientRegistrationView):
     """RFC 7591 registration, open to anyone, at most ``MCPSITE_DCR_PER_HOUR`` per client address."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        key = f"mcpsite:dcr:{request.META.get('REMOTE_ADDR', '-')}"
-        cache.add(key, 0, timeout=3600)
-        if cache.incr(key) > settings.MCPSITE_DCR_PER_HOUR:
+        if not client_creation_counted(way="dcr", address=request.META.get("REMOTE_ADDR", "-")):
             response = JsonResponse(
                 {"error": "slow_down", "error_description": "Too many client registrations; try again later."},
                 status=429,

@@ -25,7 +25,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from mcpsite import protocol_methods
-from mcpsite.auth import TenantTokenVerifier
+from mcpsite.auth import TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import ring
 from mcpsite.modern import TenantEndpoint
 from mcpsite.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state
@@ -124,6 +124,8 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         max_request_body_size=mcpsite["MAX_REQUEST_BODY"],
         session_idle_timeout=mcpsite["SESSION_IDLE_SECONDS"],
     )
+    if not info.public:
+        challenge_sdk_route(sdk_app, path)  # the same challenge as the 2026-07-28 entry's
     manager = CappedSessionManager.adopt(
         server.session_manager, max_sessions_per_principal=mcpsite["MAX_SESSIONS_PER_PRINCIPAL"]
     )

@@ -200,8 +200,13 @@ SIGNIN: SigninSettings = {
 }
 
 ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
-# Open dynamic client registration (RFC 7591), at most this many per client address and hour.
+# Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
+# many new clients again by Client ID Metadata Document.
 MCPSITE_DCR_PER_HOUR = env_int("MCPSITE_DCR_PER_HOUR", 30)
+# What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
+# e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
+# only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
+MCPSITE_OAUTH_CIMD_FETCHER = env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher")
 OAUTH2_PROVIDER: dict[str, object] = {
     "SCOPES": {"mcp": "Call this tenant's MCP tools"},
     "DEFAULT_SCOPES": ["mcp"],
@@ -214,6 +219,8 @@ OAUTH2_PROVIDER: dict[str, object] = {
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    # RFC 9207: authorization responses carry `iss`, and the metadata says so.
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     "OIDC_ISS_ENDPOINT": env_str("MCPSITE_ISSUER", SITE_ROOT),
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     # Only grants that act for a person (no client_credentials: a userless token acts at no tenant).
@@ -221,6 +228,11 @@ OAUTH2_PROVIDER: dict[str, object] = {
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # A client may name itself by its Client ID Metadata Document's https URL instead of registering;
+    # the document is held to the registration rules (mcpsite.oauth.VettedMetadataFetcher).
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "mcpsite.oauth.VettedMetadataFetcher",
+    "CIMD_REGISTRATION_PERMISSION_CLASSES": ("mcpsite.oauth.RateLimitedCIMDPermission",),
     # Codes and refresh tokens honoured only for active members; only the grants above served.
     "OAUTH2_VALIDATOR_CLASS": "mcpsite.oauth_validator.TenantOAuth2Validator",
 }

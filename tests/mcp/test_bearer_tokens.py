@@ -29,7 +29,8 @@ def test_missing_or_unknown_token_is_401_with_www_authenticate(live: LiveServer,
     assert response.status_code == 401
     challenge = response.headers["www-authenticate"]
     assert challenge.startswith("Bearer ")
-    assert 'error="invalid_token"' in challenge
+    # RFC 6750 section 3.1: no error code when no token was sent.
+    assert ('error="invalid_token"' in challenge) == (token is not None)
     assert f'resource_metadata="{live.url}/.well-known/oauth-protected-resource/t/demo/mcp"' in challenge
 
 

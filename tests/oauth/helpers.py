@@ -21,6 +21,7 @@ def register_client(live: LiveServer, name: str = "test client", redirect_uri: s
         f"{live.url}/o/register/",
         json={
             "client_name": name,
+            "application_type": "native",
             "redirect_uris": [redirect_uri],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],

@@ -53,7 +53,10 @@ def test_sdk_client_signs_in_by_itself_and_calls_a_tool(live: LiveServer, cast: 
                 )
 
             async def callback_handler() -> AuthorizationCodeResult:
-                return AuthorizationCodeResult(code=decision["code"][0], state=decision.get("state", [None])[0])
+                # The redirect's parameters as a real callback relays them (the SDK checks `iss`, RFC 9207).
+                return AuthorizationCodeResult(
+                    code=decision["code"][0], state=decision.get("state", [None])[0], iss=decision.get("iss", [None])[0]
+                )
 
             provider = OAuthClientProvider(
                 server_url=live.mcp_url(),

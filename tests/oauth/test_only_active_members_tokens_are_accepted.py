@@ -103,6 +103,7 @@ def test_a_registration_asking_for_a_client_secret_is_registered_as_public(live:
         f"{live.url}/o/register/",
         json={
             "client_name": "secret asker",
+            "application_type": "web",
             "redirect_uris": ["https://client.example/cb"],
             "grant_types": ["authorization_code", "refresh_token"],
             "token_endpoint_auth_method": "client_secret_post",

@@ -16,6 +16,7 @@ from tests.oauth.browser import CALLBACK
 
 CLIENT = {
     "client_name": "rotating client",
+    "application_type": "native",
     "redirect_uris": [CALLBACK],
     "grant_types": ["authorization_code", "refresh_token"],
     "response_types": ["code"],
