@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from celery import shared_task
+from django.core.management import call_command
 from django.utils import timezone
 from oauth2_provider.models import clear_expired
 
@@ -11,8 +12,11 @@ from mcpsite.models import ConsumedRequestState, ProcessHeartbeat
 
 @shared_task
 def tokens_clear_expired() -> None:
-    """django-oauth-toolkit's own clean-up of expired tokens and grants."""
+    """django-oauth-toolkit's own clean-ups: expired tokens and grants, then the clients it created
+    from Client ID Metadata Documents that have expired and hold nothing live (anyone may make one
+    by naming a document, so they would otherwise pile up; DOT re-creates one on its next use)."""
     clear_expired()
+    call_command("clearcimdapplications", verbosity=0)
 
 
 @shared_task

@@ -42,3 +42,31 @@ def test_processes_silent_for_a_day_are_forgotten() -> None:
     assert tasks.heartbeats_purge() == 1
     assert ProcessHeartbeat.objects.filter(process_id="dead").count() == 0
     assert ProcessHeartbeat.objects.filter(process_id="alive").count() == 1
+
+
+def test_expired_metadata_document_clients_holding_nothing_live_are_cleared() -> None:
+    """Anyone can make a client row by naming a Client ID Metadata Document; the hourly clean-up
+    deletes those that expired and hold nothing live, and keeps one still in use."""
+    from django.contrib.auth import get_user_model
+    from oauth2_provider.models import AccessToken, Application
+
+    now = timezone.now()
+    user = get_user_model().objects.create_user("cimd-holder")
+
+    def cimd(url: str) -> Application:
+        return Application.objects.create(
+            client_id=url,
+            client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="http://127.0.0.1/cb",
+            registration_source=Application.RegistrationSource.CIMD,
+            cimd_expires_at=now - timedelta(hours=1),
+        )
+
+    cimd("https://gone.example/client.json")
+    in_use = cimd("https://in-use.example/client.json")
+    AccessToken.objects.create(user=user, application=in_use, token="live-cimd", expires=now + timedelta(hours=1))
+    tasks.tokens_clear_expired()
+    assert sorted(Application.objects.filter(registration_source="cimd").values_list("client_id", flat=True)) == [
+        "https://in-use.example/client.json"
+    ]
