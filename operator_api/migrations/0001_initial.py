@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='OperatorClient',
             fields=[
-                ('application', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='operator', serialize=False, to=settings.OAUTH2_PROVIDER_APPLICATION_MODEL)),
+                ('application', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='operator', serialize=False, to='oauth2_provider.application')),
                 ('scopes', models.JSONField(default=list, help_text='The operator scopes its tokens may carry.')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
