@@ -76,9 +76,10 @@ def machine_client(server: LiveServer, username: str = "ops", scopes: list[str] 
     return Operator(client_id=application.client_id, secret=secret, token=body["access_token"])
 
 
-def user_token(username: str, scope: str) -> str:
+def user_token(username: str, scope: str, resource: list[str] | None = None) -> str:
     """A token held by a user (not a machine client's), minted straight into the database."""
     return AccessToken.objects.create(
+        resource=resource,
         user=get_user_model().objects.get(username=username),
         application=mcpsite_services.script_application(),
         token=secrets.token_urlsafe(32),
