@@ -300,11 +300,11 @@ def tenant_update(*, tenant: Tenant, enabled: bool | None = None, toolsets: list
 def tenant_member_add(*, tenant: Tenant, user: AbstractBaseUser) -> None:
     if not user.is_active:
         raise TenantRefused(f"{user.get_username()} is not an active user.")
-    tenant.members.add(user)
+    tenant.members.add(user.pk)
 
 
 @transaction.atomic
 def tenant_member_remove(*, tenant: Tenant, user: AbstractBaseUser) -> None:
     """Through the relation, so ``m2m_changed`` revokes the member's tokens for the tenant
     (`token_revoke_for_member`) and every process stops trusting them."""
-    tenant.members.remove(user)
+    tenant.members.remove(user.pk)

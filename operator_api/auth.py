@@ -24,7 +24,7 @@ class OperatorAuthentication(OAuth2Authentication):
             user = token.application.user if token.application is not None else None
             if user is None or not OperatorClient.objects.filter(application_id=token.application_id).exists():
                 # A userless token of another client (none is minted today) acts for no one.
-                request.oauth2_error = OrderedDict(  # type: ignore[attr-defined]
+                request.oauth2_error = OrderedDict(
                     [("error", "invalid_token"), ("error_description", "The token acts for no user.")]
                 )
                 return None

@@ -38,5 +38,9 @@ def operator_client_create(
         client_secret=secret,
         skip_authorization=True,
     )
-    OperatorClient.objects.create(application=application, scopes=sorted(set(scopes)), created_by=created_by)
+    OperatorClient.objects.create(
+        application=application,
+        scopes=sorted(set(scopes)),
+        created_by_id=created_by.pk if created_by is not None else None,
+    )
     return application, secret

@@ -23,8 +23,12 @@ from oauth2_provider.models import AccessToken
 
 from mcpsite import services as mcpsite_services
 from operator_api.services import operator_client_create
-from tests.approvals.conftest import payments_enabled, server  # noqa: F401  (the same server and toolsets)
+from tests.approvals import conftest as approvals
 from tests.conftest import LiveServer
+
+# The approvals tests' server and toolsets serve these tests too.
+payments_enabled = approvals.payments_enabled
+server = approvals.server
 
 ALL_SCOPES = ["approvals:read", "approvals:write", "keys:rotate", "tenants:write"]
 OPS_PERMISSIONS = [

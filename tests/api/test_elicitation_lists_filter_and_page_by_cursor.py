@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from django.utils import timezone
 
 from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
@@ -87,9 +86,7 @@ def test_filters_pick_the_rows_asked_for(server: LiveServer, rows: dict[str, Eli
         assert (bad.status_code, bad.json()) == (400, {"older_than": "a whole number of seconds"})
 
 
-def test_pages_follow_the_cursor_newest_first_without_repeats(
-    server: LiveServer, rows: dict[str, Elicitation]
-) -> None:
+def test_pages_follow_the_cursor_newest_first_without_repeats(server: LiveServer, rows: dict[str, Elicitation]) -> None:
     tenant = rows["old"].tenant.slug
     seen: list[str] = []
     with api(server, machine_client(server, "ops", ["approvals:read"]).token) as http:
@@ -111,4 +108,13 @@ def test_flagged_webhook_deliveries_are_listed_apart(server: LiveServer, rows: d
     assert flagged and all(d["flagged"] for d in flagged)
     assert rows["paid"].pk in [d["elicitation"] for d in flagged]
     assert len(everything) >= len(flagged)
-    assert set(flagged[0]) == {"id", "provider", "event_id", "event_type", "received_at", "elicitation", "outcome", "flagged"}
+    assert set(flagged[0]) == {
+        "id",
+        "provider",
+        "event_id",
+        "event_type",
+        "received_at",
+        "elicitation",
+        "outcome",
+        "flagged",
+    }

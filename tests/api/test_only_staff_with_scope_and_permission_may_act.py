@@ -35,7 +35,7 @@ ENDPOINTS = [
 ]
 
 
-def answers(http: httpx2.Client, scope: str | None = None) -> list[tuple[str, str, int, Any, str]]:
+def answers(http: httpx2.Client, scope: str | None = None) -> list[tuple[str, str, int, Any, str | None]]:
     """(method, path, status, body, WWW-Authenticate) for every endpoint (that needs `scope`), with a
     JSON body where one is sent. Only for refusals: an endpoint that acts would change the cast."""
     seen = []
@@ -89,9 +89,7 @@ def test_a_members_unbound_mcp_token_is_refused_with_insufficient_scope(server: 
         assert answers(http) == [(m, p, *insufficient(scope)) for m, p, scope, _ in ENDPOINTS]
 
 
-def test_a_token_without_the_endpoints_scope_is_refused_with_insufficient_scope(
-    server: LiveServer, cast: Cast
-) -> None:
+def test_a_token_without_the_endpoints_scope_is_refused_with_insufficient_scope(server: LiveServer, cast: Cast) -> None:
     for scope in ALL_SCOPES:
         others = [s for s in ALL_SCOPES if s != scope]
         with api(server, machine_client(server, "ops", others).token) as http:

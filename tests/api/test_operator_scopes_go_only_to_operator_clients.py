@@ -52,7 +52,7 @@ def test_an_operator_client_gets_only_its_own_scopes(server: LiveServer, cast: C
 
 
 def test_no_machine_client_is_made_for_a_non_staff_user_or_with_other_scopes(cast: Cast) -> None:
-    with pytest.raises(OperatorClientRefused, match="alice is not an active staff user."):
+    with pytest.raises(OperatorClientRefused, match=r"alice is not an active staff user\."):
         operator_client_create(user=cast.user("alice"), scopes=["keys:rotate"])
     ops = get_user_model().objects.get(username="ops")
     with pytest.raises(OperatorClientRefused, match="got mcp"):

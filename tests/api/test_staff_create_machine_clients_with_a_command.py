@@ -29,5 +29,5 @@ def test_the_command_prints_a_client_that_gets_its_scopes(server: LiveServer, ca
 
 
 def test_the_command_refuses_a_non_staff_user(cast: Cast) -> None:
-    with pytest.raises(CommandError, match="alice is not an active staff user."):
+    with pytest.raises(CommandError, match=r"alice is not an active staff user\."):
         call_command("operator_client", "--user", "alice", "--scopes", "keys:rotate", stdout=io.StringIO())

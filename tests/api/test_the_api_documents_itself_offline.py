@@ -29,14 +29,21 @@ def test_the_docs_page_loads_offline_in_a_browser(server: LiveServer, page: Any)
     failures: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.on("requestfailed", lambda request: failures.append(f"{request.url}: {request.failure}"))
-    page.on("response", lambda response: response.status >= 400 and failures.append(f"{response.url}: {response.status}"))
+
+    def on_response(response: Any) -> None:
+        if response.status >= 400:
+            failures.append(f"{response.url}: {response.status}")
+
+    page.on("response", on_response)
     response = page.goto(f"{server.url}/api/v1/docs/")
     page.wait_for_load_state("networkidle")
     assert response.status == 200
     assert failures == []
     assert all(url.startswith(server.url) for url in requests), requests
     assert page.title() == "mcpsite operator API"
-    assert page.locator("#elicitations_approve_create").inner_text().startswith("POST /api/v1/elicitations/{id}/approve/")
+    assert (
+        page.locator("#elicitations_approve_create").inner_text().startswith("POST /api/v1/elicitations/{id}/approve/")
+    )
     schema = page.request.get(page.eval_on_selector("#schema-link", "a => a.href"))
     assert (schema.status, schema.url) == (200, f"{server.url}/api/v1/schema/")
     assert yaml.safe_load(schema.text())["info"]["title"] == "mcpsite operator API"

@@ -13,24 +13,30 @@ from tests.approvals.conftest import opened_for
 from tests.conftest import Cast, LiveServer
 
 
+def race(server: LiveServer, row_id: str, tokens: list[str]) -> dict[str, httpx2.Response]:
+    """POST approve (first token) and deny (second) at the same moment; verb -> response."""
+    barrier = threading.Barrier(2)
+    answers: dict[str, httpx2.Response] = {}
+
+    def decide(verb: str, token: str) -> None:
+        with api(server, token) as http:
+            http.get("/elicitations/?page_size=1")  # connected and authenticated before the barrier
+            barrier.wait()
+            answers[verb] = http.post(f"/elicitations/{row_id}/{verb}/", json={"note": verb})
+
+    threads = [threading.Thread(target=decide, args=pair) for pair in zip(["approve", "deny"], tokens, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return answers
+
+
 def test_an_approve_and_a_deny_racing_give_one_200_and_one_409(server: LiveServer, cast: Cast) -> None:
     tokens = [machine_client(server, name, ["approvals:write"]).token for name in ("ops", "staff")]
-    for round_ in range(5):  # several rounds: each time the two requests really meet at the row lock
+    for _ in range(5):  # several rounds: each time the two requests really meet at the row lock
         row = opened_for(server, cast.user("alice"), Elicitation.Kind.APPROVAL)
-        barrier = threading.Barrier(2)
-        answers: dict[str, httpx2.Response] = {}
-
-        def decide(verb: str, token: str, row_id: str = row.pk, barrier: threading.Barrier = barrier) -> None:
-            with api(server, token) as http:
-                http.get("/elicitations/?page_size=1")  # connected and authenticated before the barrier
-                barrier.wait()
-                answers[verb] = http.post(f"/elicitations/{row_id}/{verb}/", json={"note": f"round {round_}"})
-
-        threads = [threading.Thread(target=decide, args=(verb, token)) for verb, token in zip(["approve", "deny"], tokens)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=30)
+        answers = race(server, row.pk, tokens)
 
         statuses = sorted(response.status_code for response in answers.values())
         assert statuses == [200, 409], {verb: r.text for verb, r in answers.items()}
