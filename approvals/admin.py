@@ -98,7 +98,7 @@ class DeliveryInline(admin.TabularInline):
 class EventInline(admin.TabularInline):
     model = ElicitationEvent
     verbose_name_plural = "audit trail"
-    fields = readonly_fields = ("at", "status", "source", "actor", "note")
+    fields = readonly_fields = ("at", "status", "source", "actor", "oauth_client", "note")
     extra = 0
     can_delete = False
 

@@ -263,9 +263,12 @@ class ElicitationEvent(models.Model):
     elicitation = models.ForeignKey(Elicitation, on_delete=models.CASCADE, related_name="events")
     at = models.DateTimeField(default=timezone.now)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    source = models.CharField(max_length=40, help_text="webhook, staff, user, beat, client")
+    source = models.CharField(max_length=40, help_text="webhook, staff, api, user, beat, client")
     status = models.CharField(max_length=16, choices=Elicitation.Status.choices)
     note = models.TextField(blank=True)
+    oauth_client = models.CharField(
+        "OAuth client", max_length=100, blank=True, help_text="The client id a staff action came through the API with."
+    )
 
     class Meta:
         ordering = ["at"]

@@ -226,23 +226,37 @@ def _end(
     kind: str | None = None,
     source: str,
     note: str = "",
+    oauth_client: str = "",
 ) -> Elicitation:
-    """Lock, end, audit and save one row; publish after commit. Raises `ElicitationNotPending`."""
+    """Lock, end, audit and save one row; publish after commit. Raises `ElicitationNotPending`.
+
+    `oauth_client`: the client id a staff action came through the operator API with (source "api").
+    """
     row = Elicitation.objects.select_for_update().get(pk=elicitation_id)
     if kind is not None and row.kind != kind:
         raise WrongKind(elicitation=row, expected=kind)
     row.resolve(status=status, outcome=outcome, event=event, user=user)
     row.save(update_fields=["status", "outcome", "completed_at", "completed_by_event", "completed_by_user"])
     actor_id = user.pk if user is not None and getattr(user, "is_authenticated", False) else None
-    ElicitationEvent.objects.create(elicitation=row, actor_id=actor_id, source=source, status=status, note=note)
+    ElicitationEvent.objects.create(
+        elicitation=row,
+        actor_id=actor_id,
+        source="api" if oauth_client else source,
+        oauth_client=oauth_client,
+        status=status,
+        note=note,
+    )
     transaction.on_commit(lambda: publish_resolved(row.pk))
     logger.info("elicitation %s %s", row.pk, status)
     return row
 
 
 @transaction.atomic
-def approval_decide(*, elicitation: Elicitation, user: Any, approve: bool, note: str = "") -> Elicitation:
-    """A staff decision on an approval: approved completes it, denied declines it."""
+def approval_decide(
+    *, elicitation: Elicitation, user: Any, approve: bool, note: str = "", oauth_client: str = ""
+) -> Elicitation:
+    """A staff decision on an approval: approved completes it, denied declines it.
+    `oauth_client`: the API client it came through (each staff action below takes it too)."""
     decision = "approved" if approve else "denied"
     by = getattr(user, "get_username", lambda: "")()
     return _end(
@@ -253,6 +267,7 @@ def approval_decide(*, elicitation: Elicitation, user: Any, approve: bool, note:
         kind=Elicitation.Kind.APPROVAL,
         source="staff",
         note=f"{decision}: {note}" if note else decision,
+        oauth_client=oauth_client,
     )
 
 
@@ -292,7 +307,9 @@ def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation
 
 
 @transaction.atomic
-def elicitation_complete_by_staff(*, elicitation: Elicitation, user: Any, reason: str) -> Elicitation:
+def elicitation_complete_by_staff(
+    *, elicitation: Elicitation, user: Any, reason: str, oauth_client: str = ""
+) -> Elicitation:
     """Staff mark a step done (e.g. a payment confirmed out of band); the reason is required and audited."""
     if not reason.strip():
         raise ValueError("Say why you mark it completed: the reason is kept in the audit trail.")
@@ -308,23 +325,40 @@ def elicitation_complete_by_staff(*, elicitation: Elicitation, user: Any, reason
         user=user,
         source="staff",
         note=reason,
+        oauth_client=oauth_client,
     )
 
 
 @transaction.atomic
-def elicitation_cancel_by_staff(*, elicitation: Elicitation, user: Any, reason: str = "") -> Elicitation:
+def elicitation_cancel_by_staff(
+    *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
+) -> Elicitation:
     by = getattr(user, "get_username", lambda: "")()
     outcome = {"cancelled_by": "staff", "by": by, "reason": reason}
     return _end(
-        elicitation.pk, status=Elicitation.Status.CANCELLED, outcome=outcome, user=user, source="staff", note=reason
+        elicitation.pk,
+        status=Elicitation.Status.CANCELLED,
+        outcome=outcome,
+        user=user,
+        source="staff",
+        note=reason,
+        oauth_client=oauth_client,
     )
 
 
 @transaction.atomic
-def elicitation_expire_by_staff(*, elicitation: Elicitation, user: Any, reason: str = "") -> Elicitation:
+def elicitation_expire_by_staff(
+    *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
+) -> Elicitation:
     outcome = {"expired": True, "by": getattr(user, "get_username", lambda: "")()}
     return _end(
-        elicitation.pk, status=Elicitation.Status.EXPIRED, outcome=outcome, user=user, source="staff", note=reason
+        elicitation.pk,
+        status=Elicitation.Status.EXPIRED,
+        outcome=outcome,
+        user=user,
+        source="staff",
+        note=reason,
+        oauth_client=oauth_client,
     )
 
 

@@ -143,7 +143,7 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
 
 @admin.register(KeyRingEvent)
 class KeyRingEventAdmin(admin.ModelAdmin):
-    list_display = ["at", "action", "kid", "actor", "note"]
+    list_display = ["at", "action", "kid", "actor", "oauth_client", "note"]
     list_filter = ["action"]
     search_fields = ["kid", "actor__username"]
     list_select_related = ["actor"]

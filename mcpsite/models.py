@@ -118,6 +118,9 @@ class KeyRingEvent(models.Model):
     action = models.CharField(max_length=16, choices=Action.choices)
     kid = models.CharField("key id", max_length=16)
     note = models.TextField(blank=True)
+    oauth_client = models.CharField(
+        "OAuth client", max_length=100, blank=True, help_text="The client id the step came through the API with."
+    )
 
     class Meta:
         ordering = ["-at"]

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
@@ -62,25 +63,33 @@ def keyring_rollout(*, kid: str) -> Rollout:
     return Rollout(live=len(live), loaded=sum(1 for kids in live if kid in kids))
 
 
-def _audit(action: str, key: RequestStateKey, actor: AbstractBaseUser | None, note: str = "") -> None:
+def _audit(
+    action: str, key: RequestStateKey, actor: AbstractBaseUser | None, note: str = "", oauth_client: str = ""
+) -> None:
     actor_id = actor.pk if actor is not None and actor.is_authenticated else None
-    KeyRingEvent.objects.create(action=action, kid=key.kid, actor_id=actor_id, note=note)
+    KeyRingEvent.objects.create(action=action, kid=key.kid, actor_id=actor_id, note=note, oauth_client=oauth_client)
 
 
 @transaction.atomic
-def keyring_add_key(*, actor: AbstractBaseUser | None = None) -> RequestStateKey:
-    """Generate a key server-side; it starts as verifying, so every process can learn it before it mints."""
+def keyring_add_key(*, actor: AbstractBaseUser | None = None, oauth_client: str = "") -> RequestStateKey:
+    """Generate a key server-side; it starts as verifying, so every process can learn it before it mints.
+
+    `oauth_client` (here and below): the operator API client the step came through, audited."""
     kid, material = new_key_material()
     while RequestStateKey.objects.filter(kid=kid).exists():
         kid, material = new_key_material()
     key = RequestStateKey.objects.create(kid=kid, material=seal_material(kid, material))
-    _audit(KeyRingEvent.Action.ADDED, key, actor)
+    _audit(KeyRingEvent.Action.ADDED, key, actor, oauth_client=oauth_client)
     return key
 
 
 @transaction.atomic
 def keyring_promote(
-    *, key: RequestStateKey, actor: AbstractBaseUser | None = None, check_rollout: bool = True
+    *,
+    key: RequestStateKey,
+    actor: AbstractBaseUser | None = None,
+    check_rollout: bool = True,
+    oauth_client: str = "",
 ) -> RequestStateKey:
     """Make `key` the minting key; the previous minting key keeps verifying.
 
@@ -104,7 +113,7 @@ def keyring_promote(
     key.minting_since = now
     key.save(update_fields=["phase", "minting_since"])
     replaced = f"; {previous[0].kid} keeps verifying" if previous else ""
-    _audit(KeyRingEvent.Action.PROMOTED, key, actor, f"now minting{replaced}")
+    _audit(KeyRingEvent.Action.PROMOTED, key, actor, f"now minting{replaced}", oauth_client)
     return key
 
 
@@ -130,7 +139,11 @@ def _check_promotable(key: RequestStateKey, now: datetime) -> None:
 
 @transaction.atomic
 def keyring_retire(
-    *, key: RequestStateKey, actor: AbstractBaseUser | None = None, now_override: bool = False
+    *,
+    key: RequestStateKey,
+    actor: AbstractBaseUser | None = None,
+    now_override: bool = False,
+    oauth_client: str = "",
 ) -> RequestStateKey:
     """Stop verifying state sealed with `key`.
 
@@ -161,7 +174,8 @@ def keyring_retire(
     key.phase = RequestStateKey.Phase.RETIRED
     key.retired_at = now
     key.save(update_fields=["phase", "retired_at"])
-    _audit(KeyRingEvent.Action.RETIRED_NOW if now_override else KeyRingEvent.Action.RETIRED, key, actor, note)
+    action = KeyRingEvent.Action.RETIRED_NOW if now_override else KeyRingEvent.Action.RETIRED
+    _audit(action, key, actor, note, oauth_client)
     return key
 
 
@@ -238,3 +252,59 @@ def token_revoke_for_member(*, user_id: int, tenant: Tenant | None = None) -> in
             revoked += 1
             access.revoke()
     return revoked
+
+
+# --- tenants (the operator API) -------------------------------------------------------------
+
+
+class TenantRefused(Exception):
+    """A tenant change that is not made; the message says why."""
+
+
+def _check_toolsets(toolsets: list[str]) -> list[str]:
+    from tools_app.discovery import toolsets as known
+
+    unknown = sorted(set(toolsets) - set(known))
+    if unknown:
+        raise TenantRefused(f"Unknown toolsets: {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")
+    return list(dict.fromkeys(toolsets))
+
+
+@transaction.atomic
+def tenant_create(*, slug: str, name: str, toolsets: list[str], public: bool = False, enabled: bool = True) -> Tenant:
+    """A new tenant, served by every process once its ``tenants.changed`` broadcast arrives."""
+    if Tenant.objects.filter(slug=slug).exists():
+        raise TenantRefused(f"A tenant {slug!r} exists already.")
+    tenant = Tenant(slug=slug, name=name, toolsets=_check_toolsets(toolsets), public=public, enabled=enabled)
+    try:
+        tenant.full_clean()
+    except ValidationError as invalid:
+        raise TenantRefused("; ".join(f"{k}: {' '.join(v)}" for k, v in invalid.message_dict.items())) from None
+    tenant.save()
+    return tenant
+
+
+@transaction.atomic
+def tenant_update(*, tenant: Tenant, enabled: bool | None = None, toolsets: list[str] | None = None) -> Tenant:
+    """Enable or disable a tenant (disabled answers 404), or set its toolsets."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    if enabled is not None:
+        tenant.enabled = enabled
+    if toolsets is not None:
+        tenant.toolsets = _check_toolsets(toolsets)
+    tenant.save(update_fields=["enabled", "toolsets", "updated_at"])
+    return tenant
+
+
+@transaction.atomic
+def tenant_member_add(*, tenant: Tenant, user: AbstractBaseUser) -> None:
+    if not user.is_active:
+        raise TenantRefused(f"{user.get_username()} is not an active user.")
+    tenant.members.add(user.pk)
+
+
+@transaction.atomic
+def tenant_member_remove(*, tenant: Tenant, user: AbstractBaseUser) -> None:
+    """Through the relation, so ``m2m_changed`` revokes the member's tokens for the tenant
+    (`token_revoke_for_member`) and every process stops trusting them."""
+    tenant.members.remove(user.pk)

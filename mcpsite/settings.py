@@ -101,9 +101,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "oauth2_provider",
     "rest_framework",
+    "drf_spectacular",
     "mcpsite",
     "tools_app",
     "approvals",
+    "operator_api",
 ]
 
 MIDDLEWARE = [
@@ -208,7 +210,16 @@ MCPSITE_DCR_PER_HOUR = env_int("MCPSITE_DCR_PER_HOUR", 30)
 # only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
 MCPSITE_OAUTH_CIMD_FETCHER = env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher")
 OAUTH2_PROVIDER: dict[str, object] = {
-    "SCOPES": {"mcp": "Call this tenant's MCP tools"},
+    "SCOPES": {
+        "mcp": "Call this tenant's MCP tools",
+        # The operator API's (`operator_api`): only for staff-created machine clients of staff users.
+        "approvals:read": "Read elicitations and webhook deliveries",
+        "approvals:write": "Approve, deny, complete, cancel and expire elicitations",
+        "keys:rotate": "Rotate the requestState key ring",
+        "tenants:write": "Create tenants and change their toolsets and members",
+    },
+    # Which client may ask for which scope: operator scopes only for an operator machine client.
+    "SCOPES_BACKEND_CLASS": "operator_api.scopes.OperatorScopes",
     "DEFAULT_SCOPES": ["mcp"],
     "ACCESS_TOKEN_EXPIRE_SECONDS": ACCESS_TOKEN_SECONDS,
     "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("MCPSITE_REFRESH_TOKEN_SECONDS", 30 * 24 * 3600),
@@ -234,7 +245,8 @@ OAUTH2_PROVIDER: dict[str, object] = {
     "CIMD_METADATA_FETCHER": "mcpsite.oauth.VettedMetadataFetcher",
     "CIMD_REGISTRATION_PERMISSION_CLASSES": ("mcpsite.oauth.RateLimitedCIMDPermission",),
     # Codes and refresh tokens honoured only for active members; only the grants above served.
-    "OAUTH2_VALIDATOR_CLASS": "mcpsite.oauth_validator.TenantOAuth2Validator",
+    # Plus client_credentials for operator machine clients only (`operator_api.oauth`).
+    "OAUTH2_VALIDATOR_CLASS": "operator_api.oauth.OperatorOAuth2Validator",
 }
 
 if REDIS_URL:  # shared by every process: the registration rate limit counts across them
@@ -344,6 +356,42 @@ APPROVALS: ApprovalsSettings = {
     "WEBHOOK_TOLERANCE_SECONDS": env_int("MCPSITE_APPROVALS_WEBHOOK_TOLERANCE_SECONDS", 300),
     # The built-in sandbox provider's signing secret; derived from SECRET_KEY when unset.
     "SANDBOX_WEBHOOK_SECRET": env_str("MCPSITE_SANDBOX_WEBHOOK_SECRET"),
+}
+
+
+class OperatorApiSettings(TypedDict):
+    RATE: str
+    PAGE_SIZE: int
+
+
+# The operator API (`/api/v1/`, the operator_api app).
+OPERATOR_API: OperatorApiSettings = {
+    # Requests one principal (OAuth client and its user) may make, DRF's "<n>/<second|minute|hour|day>".
+    "RATE": env_str("MCPSITE_API_RATE", "600/minute"),
+    # Rows per page of a list (cursor pagination).
+    "PAGE_SIZE": env_int("MCPSITE_API_PAGE_SIZE", 50),
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["operator_api.auth.OperatorAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["operator_api.permissions.OperatorScope", "operator_api.permissions.StaffMayAct"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "operator_api.schema.OperatorAutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "operator_api.pagination.NewestFirst",
+    "PAGE_SIZE": OPERATOR_API["PAGE_SIZE"],
+    "DEFAULT_THROTTLE_CLASSES": ["operator_api.throttling.PerPrincipal"],
+    "DEFAULT_THROTTLE_RATES": {"operator": OPERATOR_API["RATE"]},
+    "EXCEPTION_HANDLER": "operator_api.errors.exception_handler",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "mcpsite operator API",
+    "DESCRIPTION": "Staff act on elicitations, the requestState key ring and tenants with OAuth operator scopes.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "OAUTH2_FLOWS": ["clientCredentials"],
+    "OAUTH2_TOKEN_URL": "/o/token/",
 }
 
 # Run by `celery -A mcpsite worker --beat` when deployed, and in-process on the embedded default.

@@ -35,4 +35,5 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("approvals/", include("approvals.urls")),
+    path("api/v1/", include("operator_api.urls")),
 ]

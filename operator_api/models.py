@@ -1,0 +1,31 @@
+"""A machine client of the operator API: a staff-created confidential OAuth application bound to
+one operator (its `user`), allowed the client_credentials grant with the scopes listed here only."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from oauth2_provider.models import Application
+
+
+class OperatorClientQuerySet(models.QuerySet["OperatorClient"]):
+    def acting(self) -> OperatorClientQuerySet:
+        """Clients whose operator may still act: an active staff user."""
+        return self.filter(application__user__is_active=True, application__user__is_staff=True)
+
+
+class OperatorClient(models.Model):
+    application = models.OneToOneField(Application, primary_key=True, on_delete=models.CASCADE, related_name="operator")
+    scopes = models.JSONField(default=list, help_text="The operator scopes its tokens may carry.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = OperatorClientQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.application.name} ({' '.join(self.scopes)})"

@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Exists, OuterRef, QuerySet
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+
+from approvals import services
+from approvals.models import Elicitation, WebhookDelivery
+from operator_api import serializers as s
+from operator_api.pagination import NewestReceivedFirst
+from operator_api.views import oauth_client_of
+
+READ = ("approvals:read", "approvals.view_elicitation")
+WRITE = ("approvals:write", "approvals.change_elicitation")
+
+FILTERS = [
+    OpenApiParameter("tenant", str, description="tenant slug"),
+    OpenApiParameter("kind", str, enum=Elicitation.Kind.values),
+    OpenApiParameter("status", str, enum=Elicitation.Status.values),
+    OpenApiParameter("older_than", int, description="created at least this many seconds ago"),
+    OpenApiParameter("newer_than", int, description="created at most this many seconds ago"),
+    OpenApiParameter("flagged", bool, description="with a webhook delivery flagged for staff"),
+]
+
+
+def _flag(request: Request, name: str) -> bool | None:
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    if value.lower() not in {"true", "false", "1", "0"}:
+        raise ValidationError({name: "true or false"})
+    return value.lower() in {"true", "1"}
+
+
+def _seconds(request: Request, name: str) -> timedelta | None:
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise ValidationError({name: "a whole number of seconds"})
+    return timedelta(seconds=int(value))
+
+
+@extend_schema_view(list=extend_schema(parameters=FILTERS))
+class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Elicitation]):
+    """Elicitations (payments, approvals, consents) at every tenant, newest first."""
+
+    operator_rules = {
+        "list": READ,
+        "retrieve": READ,
+        "approve": WRITE,
+        "deny": WRITE,
+        "complete": WRITE,
+        "cancel": WRITE,
+        "expire": WRITE,
+    }
+
+    def get_queryset(self) -> QuerySet[Elicitation]:
+        flagged = WebhookDelivery.objects.filter(elicitation=OuterRef("pk"), flagged=True)
+        rows = Elicitation.objects.select_related("tenant", "completed_by_user").annotate(
+            has_flagged_delivery=Exists(flagged)
+        )
+        if self.action != "list" or getattr(self, "swagger_fake_view", False):  # or the schema generator
+            return rows.prefetch_related("events__actor", "deliveries")
+        query, now = self.request.query_params, timezone.now()
+        for field, param, choices in (("kind", "kind", Elicitation.Kind), ("status", "status", Elicitation.Status)):
+            if param in query:
+                if query[param] not in choices.values:
+                    raise ValidationError({param: f"one of {', '.join(choices.values)}"})
+                rows = rows.filter(**{field: query[param]})
+        if "tenant" in query:
+            rows = rows.filter(tenant__slug=query["tenant"])
+        if (older := _seconds(self.request, "older_than")) is not None:
+            rows = rows.filter(created_at__lte=now - older)
+        if (newer := _seconds(self.request, "newer_than")) is not None:
+            rows = rows.filter(created_at__gte=now - newer)
+        if (wanted := _flag(self.request, "flagged")) is not None:
+            rows = rows.filter(has_flagged_delivery=wanted)
+        return rows
+
+    def get_serializer_class(self) -> type[Serializer[Any]]:
+        return s.ElicitationSerializer if self.action == "list" else s.ElicitationDetailSerializer
+
+    def _act(self, request: Request, body: type[Serializer[Any]], end: Callable[..., Elicitation]) -> Response:
+        data = body(data=request.data)
+        data.is_valid(raise_exception=True)
+        row = get_object_or_404(Elicitation, pk=self.kwargs["pk"])
+        end(row, **data.validated_data)
+        return Response(s.ElicitationDetailSerializer(self.get_queryset().get(pk=row.pk)).data)
+
+    def _staff(self, request: Request) -> dict[str, Any]:
+        return {"user": request.user, "oauth_client": oauth_client_of(request)}
+
+    @extend_schema(request=s.NoteSerializer, responses=s.ElicitationDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def approve(self, request: Request, pk: str) -> Response:
+        """Approve a pending approval (the waiting client is told at once); 409 if it already ended."""
+        return self._act(
+            request,
+            s.NoteSerializer,
+            lambda row, note: services.approval_decide(
+                elicitation=row, approve=True, note=note, **self._staff(request)
+            ),
+        )
+
+    @extend_schema(request=s.NoteSerializer, responses=s.ElicitationDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def deny(self, request: Request, pk: str) -> Response:
+        """Deny a pending approval; 409 if it already ended."""
+        return self._act(
+            request,
+            s.NoteSerializer,
+            lambda row, note: services.approval_decide(
+                elicitation=row, approve=False, note=note, **self._staff(request)
+            ),
+        )
+
+    @extend_schema(request=s.RequiredReasonSerializer, responses=s.ElicitationDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def complete(self, request: Request, pk: str) -> Response:
+        """Mark a pending step completed (e.g. paid out of band); the reason is required and audited."""
+        return self._act(
+            request,
+            s.RequiredReasonSerializer,
+            lambda row, reason: services.elicitation_complete_by_staff(
+                elicitation=row, reason=reason, **self._staff(request)
+            ),
+        )
+
+    @extend_schema(request=s.ReasonSerializer, responses=s.ElicitationDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        """Cancel a pending step."""
+        return self._act(
+            request,
+            s.ReasonSerializer,
+            lambda row, reason: services.elicitation_cancel_by_staff(
+                elicitation=row, reason=reason, **self._staff(request)
+            ),
+        )
+
+    @extend_schema(request=s.ReasonSerializer, responses=s.ElicitationDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def expire(self, request: Request, pk: str) -> Response:
+        """Expire a pending step now."""
+        return self._act(
+            request,
+            s.ReasonSerializer,
+            lambda row, reason: services.elicitation_expire_by_staff(
+                elicitation=row, reason=reason, **self._staff(request)
+            ),
+        )
+
+
+@extend_schema_view(list=extend_schema(parameters=[OpenApiParameter("flagged", OpenApiTypes.BOOL)]))
+class DeliveryViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[WebhookDelivery]):
+    """Verified payment-provider events, newest first; `flagged=true`: the ones staff must look at."""
+
+    operator_rules = {"list": ("approvals:read", "approvals.view_webhookdelivery")}
+    serializer_class = s.DeliverySerializer
+    pagination_class = NewestReceivedFirst
+
+    def get_queryset(self) -> QuerySet[WebhookDelivery]:
+        rows = WebhookDelivery.objects.all()
+        if getattr(self, "swagger_fake_view", False):  # the schema generator
+            return rows
+        if (wanted := _flag(self.request, "flagged")) is not None:
+            rows = rows.filter(flagged=wanted)
+        return rows
