@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
+from mcpsite import signals
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import new_key_material, seal_material
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
@@ -64,7 +65,8 @@ def keyring_rollout(*, kid: str) -> Rollout:
 
 def _audit(action: str, key: RequestStateKey, actor: AbstractBaseUser | None, note: str = "") -> None:
     actor_id = actor.pk if actor is not None and actor.is_authenticated else None
-    KeyRingEvent.objects.create(action=action, kid=key.kid, actor_id=actor_id, note=note)
+    event = KeyRingEvent.objects.create(action=action, kid=key.kid, actor_id=actor_id, note=note)
+    signals.keyring_changed.send(sender=KeyRingEvent, event=event)
 
 
 @transaction.atomic
