@@ -26,6 +26,9 @@ from notifications.models import Attempt, Delivery, Endpoint, EventType
 
 
 class EndpointForm(forms.ModelForm):
+    url = forms.URLField(
+        label="URL", max_length=500, assume_scheme="https", help_text=Endpoint._meta.get_field("url").help_text
+    )
     event_types = forms.MultipleChoiceField(choices=EventType.choices, widget=forms.CheckboxSelectMultiple)
 
     class Meta:
@@ -72,6 +75,13 @@ class EndpointAdmin(admin.ModelAdmin):
     @admin.display(description="events")
     def types(self, endpoint: Endpoint) -> str:
         return ", ".join(endpoint.event_types) or "-"
+
+    def delete_model(self, request: HttpRequest, obj: Endpoint) -> None:
+        services.endpoint_delete(endpoint=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Endpoint]) -> None:
+        for endpoint in queryset:
+            services.endpoint_delete(endpoint=endpoint)
 
     def response_add(self, request: HttpRequest, obj: Endpoint, post_url_continue: str | None = None) -> HttpResponse:
         return secret_page(request, obj, obj.secret, "Endpoint added: copy its signing secret now")

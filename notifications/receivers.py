@@ -28,7 +28,7 @@ def _admin_url(name: str, pk: int | str) -> str:
 
 
 def _money(amount: Decimal | None) -> str | None:
-    return None if amount is None else str(amount)
+    return None if amount is None else f"{amount:.2f}"  # as stored (2 places), whatever the caller held
 
 
 @receiver(approval_pending)

@@ -64,6 +64,16 @@ def endpoint_rotate_secret(*, endpoint: Endpoint) -> str:
     return secret
 
 
+@transaction.atomic
+def endpoint_delete(*, endpoint: Endpoint) -> None:
+    """Delete `endpoint` with its deliveries and attempts. Its deliveries are locked first, so a
+    sender recording an attempt meanwhile either finishes before the rows are collected or finds
+    its delivery gone (Django's cascade is not the database's: an attempt inserted between its
+    collecting and its deleting would break the delete)."""
+    list(Delivery.objects.select_for_update().filter(endpoint_id=endpoint.pk).values_list("pk", flat=True))
+    endpoint.delete()
+
+
 # --- recording ------------------------------------------------------------------------------
 
 
@@ -145,8 +155,10 @@ def _claim(*, now: datetime, limit: int, ids: list[str] | None = None) -> list[D
 
 
 @transaction.atomic
-def _finish(*, delivery_id: str, outcome: Outcome) -> Delivery:
-    row = Delivery.objects.select_for_update().get(pk=delivery_id)
+def _finish(*, delivery_id: str, outcome: Outcome) -> Delivery | None:
+    row = Delivery.objects.select_for_update().filter(pk=delivery_id).first()
+    if row is None:
+        return None  # its endpoint was deleted while the post was in flight
     Attempt.objects.create(
         delivery=row,
         started_at=outcome.started_at,
