@@ -38,7 +38,7 @@ def test_a_tampered_body_signature_or_secret_fails_verification(
     other_id = replace(received, headers={**received.headers, "webhook-id": "msg_someoneelse"})
 
     for forged in (tampered_body, tampered_signature, other_id):
-        with pytest.raises(WebhookVerificationError, match="^No matching signature found$"):
+        with pytest.raises(WebhookVerificationError, match=r"^No matching signature found$"):
             verify(endpoint.secret, forged)
-    with pytest.raises(WebhookVerificationError, match="^No matching signature found$"):
+    with pytest.raises(WebhookVerificationError, match=r"^No matching signature found$"):
         Webhook(new_secret()).verify(received.body, received.headers)
