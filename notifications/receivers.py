@@ -58,6 +58,9 @@ def on_payment_flagged(
 ) -> None:
     row = delivery.elicitation
     tenant_id = row.tenant_id if row is not None else None
+    endpoints = Endpoint.objects.subscribed(event_type=EventType.PAYMENT_FLAGGED, tenant_id=tenant_id)
+    if not endpoints:
+        return
     data = {
         "tenant": Tenant.objects.values_list("slug", flat=True).get(pk=tenant_id) if tenant_id else None,
         "provider": delivery.provider,
@@ -68,7 +71,7 @@ def on_payment_flagged(
         "currency": currency,
         "admin_url": _admin_url("admin:approvals_webhookdelivery_change", delivery.pk),
     }
-    services.event_record(event_type=EventType.PAYMENT_FLAGGED, tenant_id=tenant_id, data=data)
+    services.event_record(event_type=EventType.PAYMENT_FLAGGED, tenant_id=tenant_id, data=data, endpoints=endpoints)
 
 
 @receiver(keyring_changed)
