@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals import signals
 from approvals.conf import approvals_settings
 from approvals.models import (
     Elicitation,
@@ -164,6 +165,8 @@ def elicitation_open(
                     description=payment.description,
                     provider=payment.provider,
                 )
+            if kind == Elicitation.Kind.APPROVAL:
+                signals.approval_pending.send(sender=Elicitation, elicitation=row)
     except IntegrityError:
         return call.live().get()
     logger.info("elicitation %s opened: %s %s for %s", row.pk, kind, reference, tool)
@@ -483,6 +486,9 @@ def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
             delivery.outcome = WebhookDelivery.Outcome.COMPLETED
     delivery.save(update_fields=["outcome", "flagged", "elicitation"])
     if delivery.flagged:
+        signals.payment_flagged.send(
+            sender=WebhookDelivery, delivery=delivery, amount=event.amount, currency=event.currency
+        )
         logger.warning("webhook %s %s flagged for staff: %s", event.provider, event.event_id, delivery.outcome)
     return delivery
 

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
+from mcpsite import signals
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import new_key_material, seal_material
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
@@ -67,7 +68,10 @@ def _audit(
     action: str, key: RequestStateKey, actor: AbstractBaseUser | None, note: str = "", oauth_client: str = ""
 ) -> None:
     actor_id = actor.pk if actor is not None and actor.is_authenticated else None
-    KeyRingEvent.objects.create(action=action, kid=key.kid, actor_id=actor_id, note=note, oauth_client=oauth_client)
+    event = KeyRingEvent.objects.create(
+        action=action, kid=key.kid, actor_id=actor_id, note=note, oauth_client=oauth_client
+    )
+    signals.keyring_changed.send(sender=KeyRingEvent, event=event)
 
 
 @transaction.atomic

@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "tools_app",
     "approvals",
     "operator_api",
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -394,6 +395,38 @@ SPECTACULAR_SETTINGS = {
     "OAUTH2_TOKEN_URL": "/o/token/",
 }
 
+
+class NotificationsSettings(TypedDict):
+    TIMEOUT_SECONDS: float
+    MAX_ATTEMPTS: int
+    BACKOFF_BASE_SECONDS: float
+    BACKOFF_MAX_SECONDS: float
+    BATCH_SIZE: int
+    MAX_IN_FLIGHT_PER_ENDPOINT: int
+    SEND_EVERY_SECONDS: float
+    ALLOW_LOOPBACK: bool
+
+
+# Outgoing notifications (the notifications app): signed events posted to operators' URLs.
+NOTIFICATIONS: NotificationsSettings = {
+    # One attempt waits this long for each of connect, send and each read of the answer.
+    "TIMEOUT_SECONDS": env_float("MCPSITE_NOTIFICATIONS_TIMEOUT_SECONDS", 5.0),
+    # Attempts per event and endpoint before it is marked failed (staff may "retry now").
+    "MAX_ATTEMPTS": env_int("MCPSITE_NOTIFICATIONS_MAX_ATTEMPTS", 8),
+    # Retry n waits about BASE * 2**(n-1) seconds (jittered to 50-100 %), at most MAX.
+    "BACKOFF_BASE_SECONDS": env_float("MCPSITE_NOTIFICATIONS_BACKOFF_BASE_SECONDS", 30.0),
+    "BACKOFF_MAX_SECONDS": env_float("MCPSITE_NOTIFICATIONS_BACKOFF_MAX_SECONDS", 6 * 3600.0),
+    # Due deliveries one tick of the beat (or one worker task) takes, and how many one endpoint
+    # may have in flight at once, so a slow or dead receiver cannot take every sender.
+    "BATCH_SIZE": env_int("MCPSITE_NOTIFICATIONS_BATCH_SIZE", 50),
+    "MAX_IN_FLIGHT_PER_ENDPOINT": env_int("MCPSITE_NOTIFICATIONS_MAX_IN_FLIGHT_PER_ENDPOINT", 4),
+    # Beat: send what is due (new events on the embedded default, and every retry).
+    "SEND_EVERY_SECONDS": env_float("MCPSITE_NOTIFICATIONS_SEND_EVERY_SECONDS", 5.0),
+    # Tests only: allow endpoints on loopback addresses (and plain http to them). Never in production:
+    # endpoint URLs are set by operators and must not reach this machine or its private network.
+    "ALLOW_LOOPBACK": env_bool("MCPSITE_NOTIFICATIONS_ALLOW_LOOPBACK", False),
+}
+
 # Run by `celery -A mcpsite worker --beat` when deployed, and in-process on the embedded default.
 CELERY_BEAT_SCHEDULE = {
     "approvals-expire": {
@@ -407,6 +440,10 @@ CELERY_BEAT_SCHEDULE = {
     "tokens-clear-expired": {"task": "mcpsite.tasks.tokens_clear_expired", "schedule": 3600.0},
     "request-states-purge": {"task": "mcpsite.tasks.request_states_purge", "schedule": 3600.0},
     "heartbeats-purge": {"task": "mcpsite.tasks.heartbeats_purge", "schedule": 3600.0},
+    "notifications-send-due": {
+        "task": "notifications.tasks.notifications_send_due",
+        "schedule": NOTIFICATIONS["SEND_EVERY_SECONDS"],
+    },
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")

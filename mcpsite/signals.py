@@ -1,4 +1,5 @@
-"""Tell every process when the rows its in-memory caches mirror have changed."""
+"""Tell every process when the rows its in-memory caches mirror have changed; and the signals
+other apps may listen to (nothing here imports its listeners)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,17 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models.signals import m2m_changed, post_delete, post_save
-from django.dispatch import receiver
+from django.dispatch import Signal, receiver
 from oauth2_provider.models import AccessToken
 
 from mcpsite import services
 from mcpsite.events import publish_on_commit
 from mcpsite.models import RequestStateKey, Tenant
+
+# A key-ring step (a key added, promoted, retired) was taken. Arguments: ``event`` (the
+# KeyRingEvent audit row). Sent inside the step's transaction, like `approvals.signals`: a
+# receiver writing rows commits with the step, a side effect waits for ``transaction.on_commit``.
+keyring_changed = Signal()
 
 
 @receiver([post_save, post_delete], sender=Tenant)
@@ -20,7 +26,7 @@ def tenant_changed(**_: Any) -> None:
 
 
 @receiver([post_save, post_delete], sender=RequestStateKey)
-def keyring_changed(**_: Any) -> None:
+def keyring_rows_changed(**_: Any) -> None:
     publish_on_commit({"type": "keyring.changed"})
 
 

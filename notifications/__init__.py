@@ -1,0 +1,1 @@
+"""Outgoing notifications: signed events (Standard Webhooks) posted to operators' URLs."""

@@ -1,0 +1,19 @@
+"""Sending, with nobody waiting (beat schedule in settings: ``notifications-send-due``)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from notifications import services
+
+
+@shared_task
+def deliveries_send(ids: list[str]) -> int:
+    """Send these just-recorded deliveries now, if due and their endpoints have room (a worker, after commit)."""
+    return services.deliveries_send(ids=ids)
+
+
+@shared_task
+def notifications_send_due() -> int:
+    """Send one bounded batch of whatever is due: new events the worker did not take, and retries."""
+    return services.deliveries_send()
