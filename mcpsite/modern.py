@@ -156,7 +156,9 @@ class TenantEndpoint:
             modern = RequireAuthMiddleware(modern, auth.required_scopes or [], metadata_url)
             modern = AuthContextMiddleware(modern)
             resource = auth.resource_server_url if auth.validate_token_resource else None
-            modern = AuthenticationMiddleware(modern, backend=_BearerAuthBackend(verifier, resource_server_url=resource))
+            modern = AuthenticationMiddleware(
+                modern, backend=_BearerAuthBackend(verifier, resource_server_url=resource)
+            )
         self.modern = modern
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -73,7 +73,7 @@ class _Replies(asyncio.Protocol):
                 return
             waiter = self.waiters.popleft()
             if line == b"+OK":
-                outcome: bool | ClaimUnavailable = True
+                outcome = True
             elif line in (b"$-1", b"_"):  # nil: the key exists (RESP2, RESP3)
                 outcome = False
             else:  # an error (-ERR, -NOAUTH ...) or a reply no claim gives: the stream is not ours to trust
@@ -99,7 +99,7 @@ class RedisClaims:
     """``claim(key, until_ms)``: True the first time `key` is claimed, False after (see module doc)."""
 
     def __init__(self, url: str) -> None:
-        options: dict[str, Any] = parse_url(url)
+        options = cast(dict[str, Any], parse_url(url))
         self._host: str = options.get("host", "localhost")
         self._port: int = options.get("port", 6379)
         self._path: str | None = options.get("path")
@@ -107,7 +107,9 @@ class RedisClaims:
         self._unix = options.get("connection_class") is UnixDomainSocketConnection
         handshake: list[bytes] = []
         if options.get("password") is not None:
-            credentials = [options["username"], options["password"]] if options.get("username") else [options["password"]]
+            credentials = (
+                [options["username"], options["password"]] if options.get("username") else [options["password"]]
+            )
             handshake.append(_command(b"AUTH", *(str(part).encode() for part in credentials)))
         if options.get("db"):
             handshake.append(_command(b"SELECT", str(int(options["db"])).encode()))

@@ -76,7 +76,7 @@ async def test_an_unreachable_redis_refuses_the_claim() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     guard = RefuseReplayedState(redis_url=f"redis://127.0.0.1:{port}/0")
-    with pytest.raises(ClaimUnavailable, match="^cannot reach Redis for the claim: "):
+    with pytest.raises(ClaimUnavailable, match=r"^cannot reach Redis for the claim: "):
         await guard._claim(fresh_digest(0), time.time() + 600)
 
 
