@@ -11,7 +11,11 @@ prints the mean time per call of each kind:
 - ``retry``: `greet`'s retry with the answer (unseals, claims the state, runs the tool), each with
   a fresh state from an untimed round 1.
 
-    .venv/bin/python bench/inproc.py [--calls 3000] [--profile plain|round1|retry]
+    .venv/bin/python bench/inproc.py [--calls 3000] [--profile plain|round1|retry [--sort tottime]]
+
+Each line gives the wall time and the process's CPU time per call: on a shared machine the CPU
+figure is the one to compare (another process's load stretches the wall time, and much less the
+CPU time).
 
 With ``MCPSITE_REDIS_URL`` set, the single-use claim goes to that Redis as deployed (else to the
 database; ``MCPSITE_DATABASE_URL``, if set, is used instead of SQLite). ``--profile`` prints
@@ -146,12 +150,13 @@ async def measure(args: argparse.Namespace, token: str) -> None:
             for _ in range(n):
                 await one()
             profiler.disable()
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+            pstats.Stats(profiler).sort_stats(args.sort).print_stats(40)
             continue
-        begun = time.perf_counter()
+        begun, cpu = time.perf_counter(), time.process_time()
         for _ in range(n):
             await one()
-        print(f"{kind:8s} {(time.perf_counter() - begun) / n * 1e6:8.1f} µs per call (mean of {n})", flush=True)
+        wall, cpu = time.perf_counter() - begun, time.process_time() - cpu
+        print(f"{kind:8s} {wall / n * 1e6:8.1f} µs per call, {cpu / n * 1e6:8.1f} µs CPU (mean of {n})", flush=True)
     lifespan.put_nowait({"type": "lifespan.shutdown"})
     await running
 
@@ -160,6 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--profile", choices=["plain", "round1", "retry"])
+    parser.add_argument("--sort", default="cumulative", help="cProfile's order for --profile (e.g. tottime)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mcpsite-inproc-") as var:
         token = prepare(var)

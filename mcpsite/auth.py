@@ -167,16 +167,24 @@ class TenantTokenVerifier:
         self.resource_url = resource_url
         self.issuer = issuer
         self.tenant_id = tenant_id
+        # checksum -> (the cache entry, the AccessToken built from it). Building the pydantic model
+        # was the verifier's largest cost on a cache hit; it is rebuilt whenever `tokens` holds a
+        # different entry (a reload, or an eviction: then `lookup` refuses before we get here).
+        self._built: dict[str, tuple[VerifiedToken, AccessToken]] = {}
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        entry = await tokens.lookup(token_checksum(token), _load_async)
+        checksum = token_checksum(token)
+        entry = await tokens.lookup(checksum, _load_async)
         if entry is None:
             logger.info("bearer token refused: unknown, revoked, expired or without an active user")
             return None
         if self.tenant_id not in entry.tenant_ids:
             logger.info("bearer token refused: user %s is not a member of tenant %s", entry.subject, self.tenant_id)
             return None
-        return AccessToken(
+        built = self._built.get(checksum)
+        if built is not None and built[0] is entry:
+            return built[1]
+        access = AccessToken(
             token=token,
             client_id=entry.client_id,
             scopes=list(entry.scopes),
@@ -185,6 +193,10 @@ class TenantTokenVerifier:
             subject=entry.subject,
             claims={"iss": self.issuer},
         )
+        if len(self._built) > 100_000:  # bounded like `tokens`
+            self._built.clear()
+        self._built[checksum] = (entry, access)
+        return access
 
 
 class BearerChallenge:

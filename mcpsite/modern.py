@@ -76,7 +76,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import HEADER_MISMATCH, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCRequest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from pydantic import AnyHttpUrl, ValidationError
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -110,6 +110,27 @@ def _says_missing(rejection: InboundLadderRejection, headers: Mapping[str, str])
     return rejection
 
 
+class _BearerAuthBackend(BearerAuthBackend):
+    """The SDK's backend, remembering its answer on whether a token names this resource.
+
+    The SDK parses the token's resource as a URL on every request to compare it with the
+    server's; the answer depends only on that string, and our verifier reports one of two (the
+    tenant's URL or None). The comparison itself stays the SDK's.
+    """
+
+    def __init__(self, token_verifier: TokenVerifier, *, resource_server_url: AnyHttpUrl | None) -> None:
+        super().__init__(token_verifier, resource_server_url=resource_server_url)
+        self._issued: dict[str | None, bool] = {}
+
+    def _issued_for_this_resource(self, resource: str | None) -> bool:
+        known = self._issued.get(resource)
+        if known is None:
+            if len(self._issued) > 64:  # bounded whatever a verifier reports
+                self._issued.clear()
+            known = self._issued[resource] = super()._issued_for_this_resource(resource)
+        return known
+
+
 class TenantEndpoint:
     """ASGI app for one tenant's MCP path (and its protected-resource metadata)."""
 
@@ -137,7 +158,9 @@ class TenantEndpoint:
             modern = BearerChallenge(modern, auth.required_scopes or [], metadata_url)
             modern = AuthContextMiddleware(modern)
             resource = auth.resource_server_url if auth.validate_token_resource else None
-            modern = AuthenticationMiddleware(modern, backend=BearerAuthBackend(verifier, resource_server_url=resource))
+            modern = AuthenticationMiddleware(
+                modern, backend=_BearerAuthBackend(verifier, resource_server_url=resource)
+            )
         self.modern = modern
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
