@@ -26,9 +26,8 @@ from starlette.types import ASGIApp
 
 from mcpsite import protocol_methods
 from mcpsite.auth import TenantTokenVerifier, challenge_sdk_route
-from mcpsite.keyring import ring
+from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
 from mcpsite.modern import TenantEndpoint
-from mcpsite.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state
 from mcpsite.sessions import CappedSessionManager
 from mcpsite.tenancy import TenantInfo
 
