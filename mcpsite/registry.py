@@ -17,14 +17,13 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from channels.db import database_sync_to_async
 from django.conf import settings
-from mcp.server._otel import OpenTelemetryMiddleware  # not re-exported; the SDK documents removing it
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
-from mcpsite import protocol_methods
+from mcpsite import protocol_methods, sdk
 from mcpsite.auth import TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
 from mcpsite.modern import TenantEndpoint
@@ -104,7 +103,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     if not mcpsite["OTEL_SPANS"]:
         # The SDK ships an OpenTelemetry span per message, a no-op without an exporter that still
         # costs every request; its documented opt-out is dropping it from this list.
-        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+        sdk.drop_otel_spans(server)
     # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
     server.middleware.insert(0, remember_wire_state)
     server.middleware.append(RefuseReplayedState(redis_url=settings.REDIS_URL))
