@@ -98,15 +98,17 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             codec=PayloadNotingCodec(ring), ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
         ),
         log_level=settings.LOG_LEVEL,
+        # Innermost: runs only once the SDK's request-state boundary has verified the state.
+        middleware=[RefuseReplayedState(redis_url=settings.REDIS_URL)],
         **auth_kwargs,
     )
     if not mcpsite["OTEL_SPANS"]:
         # The SDK ships an OpenTelemetry span per message, a no-op without an exporter that still
         # costs every request; its documented opt-out is dropping it from this list.
         sdk.drop_otel_spans(server)
-    # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
+    # Outermost, ahead of the SDK's built-ins (it sees the sealed token); `middleware=` only
+    # appends inside them, so this one is inserted.
     server.middleware.insert(0, remember_wire_state)
-    server.middleware.append(RefuseReplayedState(redis_url=settings.REDIS_URL))
     protocol_methods.install(server)
     for name in info.toolsets:
         toolset = toolsets.get(name)

@@ -12,7 +12,9 @@ Subclasses that override private methods stay beside the behaviour they add, and
   ``_discard_session`` (releasing the count). A public admission hook would replace all three.
 
 Covered by a public parameter instead (no private touch): the replay guard is passed as
-``MCPServer(middleware=[...])``; the tenant's `TenantInfo` is what its lifespan yields.
+``MCPServer(middleware=[...])``. Not covered: `remember_wire_state` must run outside the SDK's
+built-ins, which ``middleware=`` cannot place, so it is inserted into the public ``server.middleware``
+list; and the 2026-07-28 entry reads the lifespan's state from the manager (see `lifespan_state`).
 """
 
 from __future__ import annotations
