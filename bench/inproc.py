@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from starlette.types import ASGIApp  # noqa: E402
 
-from tests.asgi import Exchange, post_scope  # noqa: E402
+from bench.asgi import Exchange, post_scope  # noqa: E402
 
 SITE_ROOT = "http://127.0.0.1:8000"
 PATH = "/t/bench/mcp"

@@ -18,7 +18,7 @@ django.setup()
 
 from django.contrib.auth import get_user_model  # noqa: E402
 
-from mcpsite import services  # noqa: E402
+from mcpsite.keyring import rotation  # noqa: E402
 from mcpsite.models import Tenant  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def main() -> None:
             slug="benchpay", defaults={"name": "Benchmark (payments)", "toolsets": ["payments"]}
         )
         payments.members.add(user)
-    services.keyring_ensure_minting()
+    rotation.keyring_ensure_minting()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from mcpsite import services
+from mcpsite.keyring import rotation
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
 from tools_app.discovery import toolset_choices
 
@@ -72,17 +72,17 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
     def rollout(self, key: RequestStateKey) -> str:
         if key.phase == RequestStateKey.Phase.RETIRED:
             return "-"
-        rollout = services.keyring_rollout(kid=key.kid)
+        rollout = rotation.keyring_rollout(kid=key.kid)
         return f"{rollout.loaded} of {rollout.live} live processes"
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
-        processes = list(ProcessHeartbeat.objects.live(within=services.heartbeat_live_within()))
+        processes = list(ProcessHeartbeat.objects.live(within=rotation.heartbeat_live_within()))
         newest = RequestStateKey.objects.exclude(phase=RequestStateKey.Phase.RETIRED).values_list("kid", flat=True)
         newest_kids = sorted(newest)
         context = {
             "processes": processes,
             "on_newest": sum(1 for p in processes if sorted(p.ring_kids) == newest_kids),
-            "propagation_bound": services.keyring_propagation_bound(),
+            "propagation_bound": rotation.keyring_propagation_bound(),
             "events": KeyRingEvent.objects.select_related("actor")[:10],
             **(extra_context or {}),
         }
@@ -92,11 +92,11 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
         if not self.has_add_permission(request):
             raise PermissionDenied
         if request.method == "POST":
-            key = services.keyring_add_key(actor=request.user)  # type: ignore[arg-type]
+            key = rotation.keyring_add_key(actor=request.user)  # type: ignore[arg-type]
             self.message_user(
                 request,
                 f"Generated key {key.kid}. It verifies from now on; promote it once every process has loaded it "
-                f"(within {services.keyring_propagation_bound():.0f} s).",
+                f"(within {rotation.keyring_propagation_bound():.0f} s).",
             )
             return HttpResponseRedirect(reverse("admin:mcpsite_requeststatekey_changelist"))
         context = {**self.admin_site.each_context(request), "opts": self.opts, "title": "Generate a requestState key"}
@@ -108,8 +108,8 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
             self.message_user(request, "Select exactly one key to promote.", messages.ERROR)
             return
         try:
-            key = services.keyring_promote(key=queryset.get(), actor=request.user)  # type: ignore[arg-type]
-        except services.KeyRingRefused as refused:
+            key = rotation.keyring_promote(key=queryset.get(), actor=request.user)  # type: ignore[arg-type]
+        except rotation.KeyRingRefused as refused:
             self.message_user(request, str(refused), messages.ERROR)
             return
         self.message_user(request, f"Key {key.kid} now mints new requestState; the previous key keeps verifying.")
@@ -127,8 +127,8 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
     def _retire(self, request: HttpRequest, queryset: QuerySet[RequestStateKey], *, now_override: bool) -> None:
         for key in queryset:
             try:
-                services.keyring_retire(key=key, actor=request.user, now_override=now_override)  # type: ignore[arg-type]
-            except services.KeyRingRefused as refused:
+                rotation.keyring_retire(key=key, actor=request.user, now_override=now_override)  # type: ignore[arg-type]
+            except rotation.KeyRingRefused as refused:
                 self.message_user(request, str(refused), messages.ERROR)
                 continue
             consequence = (

@@ -20,7 +20,7 @@ Handshake-era requests, GETs of other paths and the protected-resource metadata 
 SDK's app unchanged.
 
 The SDK's pieces used here live in its private module ``mcp.server._streamable_http_modern``
-(there is no public seam for its ladder without the task group); the SDK is pinned in
+(there is no public seam for its ladder without the task group), reached through `mcpsite.sdk`; the SDK is pinned in
 ``requirements.lock``, and `tests/mcp/test_modern_entry.py` plays every answer this entry gives
 (success, streamed notifications, each refusal) through both this entry and the SDK's app and
 requires them to be the same.
@@ -35,19 +35,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
-from mcp.server._streamable_http_modern import (
-    _INVALID_BODY,
-    _SSE_HEADERS,
-    _SSE_PING_INTERVAL,
-    _acknowledge_notification,
-    _is_notification_shaped,
-    _mcp_param_rejection,
-    _SingleExchangeDispatchContext,
-    _sse_event,
-    _to_jsonrpc_response,
-    _write,
-    _write_rejection,
-)
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.auth.provider import TokenVerifier
@@ -82,7 +69,21 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpsite import sdk
 from mcpsite.auth import BearerChallenge
+from mcpsite.sdk import (
+    _INVALID_BODY,
+    _SSE_HEADERS,
+    _SSE_PING_INTERVAL,
+    _acknowledge_notification,
+    _is_notification_shaped,
+    _mcp_param_rejection,
+    _SingleExchangeDispatchContext,
+    _sse_event,
+    _to_jsonrpc_response,
+    _write,
+    _write_rejection,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +222,7 @@ class TenantEndpoint:
             await _write_rejection(_says_missing(verdict, request.headers), req.id, scope, receive, send)
             return
         app: Server[Any] = self.manager.app
-        lifespan_state = self.manager._lifespan_state  # what the tenant's lifespan yielded (its TenantInfo)
+        lifespan_state = sdk.lifespan_state(self.manager)  # what the tenant's lifespan yielded (its TenantInfo)
         if self._declares_param_headers(app, req):
             param_rejection = await _mcp_param_rejection(app, request, req, verdict, lifespan_state)
             if param_rejection is not None:

@@ -17,18 +17,16 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from channels.db import database_sync_to_async
 from django.conf import settings
-from mcp.server._otel import OpenTelemetryMiddleware  # not re-exported; the SDK documents removing it
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
-from mcpsite import protocol_methods
+from mcpsite import protocol_methods, sdk
 from mcpsite.auth import TenantTokenVerifier, challenge_sdk_route
-from mcpsite.keyring import ring
+from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
 from mcpsite.modern import TenantEndpoint
-from mcpsite.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state
 from mcpsite.sessions import CappedSessionManager
 from mcpsite.tenancy import TenantInfo
 
@@ -100,15 +98,17 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             codec=PayloadNotingCodec(ring), ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
         ),
         log_level=settings.LOG_LEVEL,
+        # Innermost: runs only once the SDK's request-state boundary has verified the state.
+        middleware=[RefuseReplayedState(redis_url=settings.REDIS_URL)],
         **auth_kwargs,
     )
     if not mcpsite["OTEL_SPANS"]:
         # The SDK ships an OpenTelemetry span per message, a no-op without an exporter that still
         # costs every request; its documented opt-out is dropping it from this list.
-        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
-    # Outermost (sees the sealed token) and innermost (runs only once the boundary verified it).
+        sdk.drop_otel_spans(server)
+    # Outermost, ahead of the SDK's built-ins (it sees the sealed token); `middleware=` only
+    # appends inside them, so this one is inserted.
     server.middleware.insert(0, remember_wire_state)
-    server.middleware.append(RefuseReplayedState(redis_url=settings.REDIS_URL))
     protocol_methods.install(server)
     for name in info.toolsets:
         toolset = toolsets.get(name)

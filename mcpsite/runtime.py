@@ -15,8 +15,7 @@ from approvals import waiting
 from mcpsite import beat, events
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
-from mcpsite.heartbeat import heartbeat_beat, heartbeat_forget
-from mcpsite.keyring import ring
+from mcpsite.keyring import heartbeat_beat, heartbeat_forget, ring
 from mcpsite.registry import registry
 
 logger = logging.getLogger(__name__)

@@ -35,9 +35,11 @@ from typing import cast
 
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.streamable_http import StreamableHTTPServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager, _error_response
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import INVALID_REQUEST
 from starlette.types import Receive, Scope, Send
+
+from mcpsite import sdk
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +94,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
                 refused.principal,
                 refused.cap,
             )
-            await _error_response(str(refused), 429, INVALID_REQUEST)(scope, receive, send)
+            await sdk.error_response(str(refused), 429, INVALID_REQUEST)(scope, receive, send)
         finally:
             _client_address.reset(token)
 

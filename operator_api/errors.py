@@ -17,7 +17,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from approvals.models import ElicitationNotPending
 from approvals.services import WrongKind
-from mcpsite.services import KeyRingRefused, TenantRefused
+from mcpsite.keyring import KeyRingRefused
+from mcpsite.services import TenantRefused
 from operator_api.permissions import InsufficientScope
 
 

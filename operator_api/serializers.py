@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from approvals.models import Elicitation, ElicitationEvent, WebhookDelivery
-from mcpsite import services as mcpsite_services
+from mcpsite.keyring import rotation
 from mcpsite.models import RequestStateKey, Tenant
 
 
@@ -92,7 +92,7 @@ class KeySerializer(serializers.ModelSerializer[RequestStateKey]):
         """How many live processes have loaded a ring holding this key (null once retired)."""
         if key.phase == RequestStateKey.Phase.RETIRED:
             return None
-        rollout = mcpsite_services.keyring_rollout(kid=key.kid)
+        rollout = rotation.keyring_rollout(kid=key.kid)
         return {"live": rollout.live, "loaded": rollout.loaded}
 
 

@@ -25,6 +25,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import connection, connections
 
 from mcpsite import services
+from mcpsite.keyring import rotation
 from mcpsite.models import Tenant
 from tests.mcp.clients import modern_post
 from tools_app.models import File, Folder
@@ -50,7 +51,7 @@ def django_db_setup(django_test_environment: None, django_db_blocker: Any) -> It
         other = Tenant.objects.create(slug="other", name="Other", toolsets=["demo"])
         other.members.add(mallory)
         Tenant.objects.create(slug="open", name="Open fixtures", toolsets=["demo"], public=True)
-        services.keyring_ensure_minting()
+        rotation.keyring_ensure_minting()
     yield
     with django_db_blocker.unblock():
         with connection.cursor() as cursor:  # a server killed mid-test may leave its sessions behind

@@ -63,6 +63,7 @@ from pydantic import BaseModel, ConfigDict
 from approvals import services, waiting
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationNotPending
+from mcpsite.sdk import sdk_tool
 from tools_app.toolsets import CONTEXT_PARAMETER, Toolset, present_as, resolved_parameters, tenant_of
 from tools_app.wirestate import unwrap_state, wire_result, wrap_state
 
@@ -249,12 +250,6 @@ def _principal() -> tuple[str, str, str]:
     return (client_id or "", issuer or "", subject or "")
 
 
-def _sdk_tool(server: MCPServer[Any], name: str) -> Tool | None:
-    # The SDK keeps its `Tool` records (argument model, input schema) in its tool manager and
-    # offers no public accessor; this is the one place we reach for it.
-    return server._tool_manager.get_tool(name)
-
-
 def _canonical(value: Any) -> Any:
     """JSON for what `json` cannot encode; a Decimal by its value, so 3, "3" and "3.00" are one."""
     if isinstance(value, Decimal):
@@ -269,7 +264,7 @@ def _call_identity(ctx: Context[Any, Any]) -> tuple[str, str]:
     params = ctx.request_context.params or {}
     name = str(params.get("name", ""))
     arguments = params.get("arguments") or {}
-    tool = _sdk_tool(ctx.mcp_server, name)
+    tool = sdk_tool(ctx.mcp_server, name)
     if tool is None:
         raise RuntimeError(f"URL-mode step outside a registered tool ({name!r})")
     meta = tool.fn_metadata
@@ -469,7 +464,7 @@ class UrlModeToolset(Toolset):
     def install(self, server: MCPServer[Any]) -> None:
         super().install(server)
         for name in self.tool_names():
-            tool = _sdk_tool(server, name)
+            tool = sdk_tool(server, name)
             if tool is not None:
                 _forbid_extra_arguments(tool)
         if not any(isinstance(m, UrlModeMiddleware) for m in server.middleware):

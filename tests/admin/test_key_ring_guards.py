@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from mcpsite import services
+from mcpsite.keyring import rotation
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey
 
 pytestmark = pytest.mark.django_db
@@ -34,44 +34,44 @@ def no_real_processes() -> None:
 
 
 def test_promotion_waits_for_every_live_process_to_load_the_key() -> None:
-    key = services.keyring_add_key()
+    key = rotation.keyring_add_key()
     minting = RequestStateKey.objects.get(phase="minting")
     heartbeat("a", [minting.kid, key.kid])
     heartbeat("b", [minting.kid])
     heartbeat("gone", [minting.kid], seen_ago=3600)  # not live: ignored
-    with pytest.raises(services.KeyRingRefused, match=r"Only 1 of 2 live processes have loaded key .*Try again"):
-        services.keyring_promote(key=key)
+    with pytest.raises(rotation.KeyRingRefused, match=r"Only 1 of 2 live processes have loaded key .*Try again"):
+        rotation.keyring_promote(key=key)
     ProcessHeartbeat.objects.filter(process_id="b").update(ring_kids=[minting.kid, key.kid])
-    assert services.keyring_promote(key=key).phase == "minting"
+    assert rotation.keyring_promote(key=key).phase == "minting"
     minting.refresh_from_db()
     assert minting.phase == "verifying" and minting.minting_until is not None
 
 
 def test_without_heartbeats_promotion_waits_out_the_propagation_bound() -> None:
-    key = services.keyring_add_key()
-    with pytest.raises(services.KeyRingRefused, match=r"No process reports its key ring.* s more"):
-        services.keyring_promote(key=key)
+    key = rotation.keyring_add_key()
+    with pytest.raises(rotation.KeyRingRefused, match=r"No process reports its key ring.* s more"):
+        rotation.keyring_promote(key=key)
     RequestStateKey.objects.filter(pk=key.pk).update(created_at=timezone.now() - timedelta(minutes=5))
-    assert services.keyring_promote(key=key).phase == "minting"
+    assert rotation.keyring_promote(key=key).phase == "minting"
 
 
 def test_retirement_waits_one_ttl_after_minting_stopped_unless_overridden() -> None:
     old = RequestStateKey.objects.get(phase="minting")
-    new = services.keyring_promote(key=services.keyring_add_key(), check_rollout=False)
-    with pytest.raises(services.KeyRingRefused, match="minting; promote another key first"):
-        services.keyring_retire(key=new)
-    with pytest.raises(services.KeyRingRefused, match=r"may still be in flight until .* retire it in \d+ s"):
-        services.keyring_retire(key=old)
+    new = rotation.keyring_promote(key=rotation.keyring_add_key(), check_rollout=False)
+    with pytest.raises(rotation.KeyRingRefused, match="minting; promote another key first"):
+        rotation.keyring_retire(key=new)
+    with pytest.raises(rotation.KeyRingRefused, match=r"may still be in flight until .* retire it in \d+ s"):
+        rotation.keyring_retire(key=old)
     RequestStateKey.objects.filter(pk=old.pk).update(minting_until=timezone.now() - timedelta(hours=1))
-    assert services.keyring_retire(key=old).phase == "retired"
+    assert rotation.keyring_retire(key=old).phase == "retired"
     assert KeyRingEvent.objects.filter(kid=old.kid, action="retired", note="").exists()
 
 
 def test_retire_now_override_is_audited_with_what_it_breaks(django_user_model: type[User]) -> None:
     operator = django_user_model.objects.create_user("operator")
     old = RequestStateKey.objects.get(phase="minting")
-    services.keyring_promote(key=services.keyring_add_key(actor=operator), actor=operator, check_rollout=False)
-    services.keyring_retire(key=old, actor=operator, now_override=True)
+    rotation.keyring_promote(key=rotation.keyring_add_key(actor=operator), actor=operator, check_rollout=False)
+    rotation.keyring_retire(key=old, actor=operator, now_override=True)
     event = KeyRingEvent.objects.get(kid=old.kid, actor=operator)
     assert event.action == "retired_now"
     assert event.actor == operator
@@ -94,7 +94,7 @@ def test_staff_without_the_rotate_permission_see_the_ring_read_only(django_user_
     assert changelist.status_code == 200
     assert "Promote to minting" not in changelist.text
     assert client.get("/admin/mcpsite/requeststatekey/add/").status_code == 403
-    key = services.keyring_add_key()
+    key = rotation.keyring_add_key()
     before = set(RequestStateKey.objects.values_list("kid", "phase"))
     response = client.post(
         "/admin/mcpsite/requeststatekey/", {"action": "promote", "_selected_action": [key.pk], "index": 0}

@@ -10,9 +10,9 @@ import time
 import pytest
 from starlette.types import Message
 
+from bench.asgi import post_scope
 from mcpsite.registry import build_server
 from mcpsite.tenancy import TenantInfo
-from tests.asgi import post_scope
 from tests.conftest import Cast, LiveServer
 
 BODY = json.dumps(

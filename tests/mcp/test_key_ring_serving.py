@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from mcpsite import services
+from mcpsite.keyring import rotation
 from mcpsite.models import RequestStateKey
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import accept, connect, never, text
@@ -21,9 +21,9 @@ def promote_when_rolled_out(key: RequestStateKey, timeout: float = 20.0) -> None
     deadline = time.monotonic() + timeout
     while True:
         try:
-            services.keyring_promote(key=key)
+            rotation.keyring_promote(key=key)
             return
-        except services.KeyRingRefused:
+        except rotation.KeyRingRefused:
             assert time.monotonic() < deadline, "the key never rolled out to every live process"
             time.sleep(0.2)
 
@@ -37,7 +37,7 @@ def no_minting_key(live: LiveServer, cast: Cast) -> Iterator[RequestStateKey]:
     live.wait_for_log("minting none")
     yield minting
     live.mark_log()
-    services.keyring_promote(key=minting, check_rollout=False)  # restoring the suite's ring
+    rotation.keyring_promote(key=minting, check_rollout=False)  # restoring the suite's ring
     live.wait_for_log(f"minting {minting.kid}")
 
 
@@ -63,7 +63,7 @@ def test_rotation_keeps_state_in_flight_valid(live: LiveServer, cast: Cast) -> N
     state = anyio.run(first_round, live.mcp_url(), token)
     old = RequestStateKey.objects.get(phase=RequestStateKey.Phase.MINTING)
     live.mark_log()
-    new = services.keyring_add_key()
+    new = rotation.keyring_add_key()
     live.wait_for_log("key ring loaded")
     live.mark_log()
     promote_when_rolled_out(new)
@@ -80,7 +80,7 @@ def test_rotation_keeps_state_in_flight_valid(live: LiveServer, cast: Cast) -> N
         assert anyio.run(fresh_call) == "Provisioned 'orders' in ap-south-1."
         # Once the old key is retired, state it sealed no longer verifies.
         live.mark_log()
-        services.keyring_retire(key=old, now_override=True)  # the guarded path is tested in tests/admin
+        rotation.keyring_retire(key=old, now_override=True)  # the guarded path is tested in tests/admin
         live.wait_for_log("key ring loaded")
         error = rejected(lambda: retry(live.mcp_url(), token, state))
         assert error == {"code": -32602, "message": "Invalid or expired requestState"}
@@ -89,5 +89,5 @@ def test_rotation_keeps_state_in_flight_valid(live: LiveServer, cast: Cast) -> N
         live.mark_log()
         RequestStateKey.objects.filter(pk=new.pk).delete()
         RequestStateKey.objects.filter(pk=old.pk).update(phase=RequestStateKey.Phase.VERIFYING, retired_at=None)
-        services.keyring_promote(key=old, check_rollout=False)
+        rotation.keyring_promote(key=old, check_rollout=False)
         live.wait_for_log(f"minting {old.kid}")

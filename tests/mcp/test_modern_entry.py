@@ -17,11 +17,11 @@ import httpx2
 import pytest
 from starlette.types import Scope
 
+from bench.asgi import Exchange, post_scope
 from mcpsite import modern
 from mcpsite.modern import TenantEndpoint
 from mcpsite.registry import build_server
 from mcpsite.tenancy import TenantInfo
-from tests.asgi import Exchange, post_scope
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import modern_post, raw_post
 

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from approvals import services as approvals_services
 from approvals.models import Elicitation
-from mcpsite import services as mcpsite_services
+from mcpsite.keyring import rotation
 from mcpsite.models import RequestStateKey
 from notifications import services
 from notifications.models import TEST_EVENT, Delivery, Endpoint, EventType
@@ -45,7 +45,7 @@ def test_a_rolled_back_change_sends_nothing(
             reference="refund-rollback",
             message="This needs a staff approval",
         )
-        key = mcpsite_services.keyring_add_key()
+        key = rotation.keyring_add_key()
         assert Delivery.objects.filter(endpoint__in=[tenant, site]).count() == 2  # recorded, not yet committed
         raise Rollback
 

@@ -10,8 +10,7 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from mcp.server.request_state import InvalidRequestState
 
-from mcpsite import services
-from mcpsite.keyring import KeyRing, KeyRingUnavailable, open_material
+from mcpsite.keyring import KeyRing, KeyRingUnavailable, open_material, rotation
 from mcpsite.models import RequestStateKey
 
 pytestmark = pytest.mark.django_db
@@ -58,12 +57,12 @@ def test_rotation_keeps_old_tokens_until_retired() -> None:
     ring = loaded_ring()
     old_token = ring.seal(b"old")
     old_key = RequestStateKey.objects.get(phase="minting")
-    new_key = services.keyring_promote(key=services.keyring_add_key(), check_rollout=False)
+    new_key = rotation.keyring_promote(key=rotation.keyring_add_key(), check_rollout=False)
     assert ring.reload() is True
     assert ring.minting_kid == new_key.kid
     assert ring.unseal(old_token) == b"old"
     assert ring.unseal(ring.seal(b"new")) == b"new"
-    services.keyring_retire(key=old_key, now_override=True)
+    rotation.keyring_retire(key=old_key, now_override=True)
     ring.reload()
     with pytest.raises(InvalidRequestState, match="unknown or retired key"):
         ring.unseal(old_token)
@@ -82,13 +81,13 @@ def test_no_minting_key_refuses_to_seal() -> None:
 
 
 def test_only_one_key_can_mint() -> None:
-    key = services.keyring_add_key()
+    key = rotation.keyring_add_key()
     with pytest.raises(IntegrityError), transaction.atomic():
         RequestStateKey.objects.filter(pk=key.pk).update(phase="minting")
 
 
 def test_material_is_encrypted_at_rest_and_bound_to_its_key_id() -> None:
-    key = services.keyring_add_key()
+    key = rotation.keyring_add_key()
     stored = bytes(key.material)
     assert len(open_material(key.kid, stored)) == 32
     with pytest.raises(InvalidTag):  # the key id is authenticated data
@@ -97,8 +96,8 @@ def test_material_is_encrypted_at_rest_and_bound_to_its_key_id() -> None:
 
 def test_retired_keys_cannot_mint_again_and_minting_keys_cannot_retire() -> None:
     minting = RequestStateKey.objects.get(phase="minting")
-    with pytest.raises(services.KeyRingRefused, match="promote another key first"):
-        services.keyring_retire(key=minting)
-    other = services.keyring_retire(key=services.keyring_add_key())
-    with pytest.raises(services.KeyRingRefused, match="retired"):
-        services.keyring_promote(key=other)
+    with pytest.raises(rotation.KeyRingRefused, match="promote another key first"):
+        rotation.keyring_retire(key=minting)
+    other = rotation.keyring_retire(key=rotation.keyring_add_key())
+    with pytest.raises(rotation.KeyRingRefused, match="retired"):
+        rotation.keyring_promote(key=other)

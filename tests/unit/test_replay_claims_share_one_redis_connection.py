@@ -15,8 +15,7 @@ import anyio
 import pytest
 from redis import Redis
 
-from mcpsite.redisclaim import ClaimUnavailable
-from mcpsite.replay import RefuseReplayedState
+from mcpsite.keyring import ClaimUnavailable, RefuseReplayedState
 
 REDIS_URL = os.environ.get("MCPSITE_REDIS_URL", "")
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not REDIS_URL, reason="needs MCPSITE_REDIS_URL")]

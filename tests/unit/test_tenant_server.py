@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from django.test import override_settings
-from mcp.server._otel import OpenTelemetryMiddleware
 
 from mcpsite.conf import mcpsite_settings
+from mcpsite.keyring import RefuseReplayedState, remember_wire_state
 from mcpsite.registry import build_server
-from mcpsite.replay import RefuseReplayedState, remember_wire_state
+from mcpsite.sdk import OpenTelemetryMiddleware
 from mcpsite.tenancy import TenantInfo
 
 INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo",), version="v1")

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from mcpsite import services
+from mcpsite.keyring import rotation
 from mcpsite.models import Tenant
 from tools_app.models import File, Folder
 
@@ -38,7 +39,7 @@ class Command(BaseCommand):
                 folder, _ = Folder.objects.get_or_create(tenant=tenant, path=path)
                 for name in files:
                     File.objects.get_or_create(folder=folder, name=name)
-            key = services.keyring_ensure_minting()
+            key = rotation.keyring_ensure_minting()
             token = services.token_issue(tenant=tenant, user=user)
         self.stdout.write(f"requestState minting key: {key.kid}")
         self.stdout.write(f"MCP URL: {tenant.resource_url()}")

@@ -9,7 +9,7 @@ import uuid
 
 from django.utils import timezone
 
-from mcpsite.keyring import ring
+from mcpsite.keyring.codec import ring
 from mcpsite.models import ProcessHeartbeat
 
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"

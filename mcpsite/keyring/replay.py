@@ -20,7 +20,7 @@ the payload the codec opened and hands inward only the inner state, so `PayloadN
 used is the authenticated one the boundary has just checked (the claim runs only after it).
 
 A Redis claim costs a fifth of an async ORM INSERT on the retry path (bench/run, two-round call);
-it goes through `mcpsite.redisclaim` (one pipelined connection), a tenth of redis-py's CPU.
+it goes through `mcpsite.keyring.redisclaim` (one pipelined connection), a tenth of redis-py's CPU.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.methods import INPUT_REQUIRED_METHODS
 
+from mcpsite.keyring.redisclaim import RedisClaims
 from mcpsite.models import ConsumedRequestState
-from mcpsite.redisclaim import RedisClaims
 
 logger = logging.getLogger(__name__)
 
