@@ -121,7 +121,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "mcpsite.urls"
-ASGI_APPLICATION = "mcpsite.asgi.application"
+ASGI_APPLICATION = "mcpsite.serving.asgi.application"
 
 TEMPLATES = [
     {

@@ -11,7 +11,7 @@ from django.dispatch import Signal, receiver
 from oauth2_provider.models import AccessToken
 
 from mcpsite import services
-from mcpsite.events import publish_on_commit
+from mcpsite.broadcast import publish_on_commit
 from mcpsite.models import RequestStateKey, Tenant
 
 # A key-ring step (a key added, promoted, retired) was taken. Arguments: ``event`` (the

@@ -12,7 +12,7 @@ own machinery and is translated at its public seams (see README, "URL-mode elici
 - 2025-11-25: the resolver itself asks over the back-channel (`Context.elicit_url`, the row id as
   elicitation id), waits in-call for the row to end, else answers the SDK's
   `UrlElicitationRequiredError` (-32042); ``notifications/elicitation/complete`` follows from
-  whichever process holds the session (`approvals.waiting`).
+  whichever process holds the session (`approvals.completion_wait`).
 - 2026-07-28: a pending step is returned to the SDK as a private `Elicit` subclass, so it is
   batched and carried in requestState exactly like the tool's form questions; `UrlModeMiddleware`
   (inside the requestState boundary, installed by `UrlModeToolset`) swaps its rendering for a
@@ -60,7 +60,7 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict
 
-from approvals import services, waiting
+from approvals import completion_wait, services
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationNotPending
 from mcpsite.sdk import sdk_tool
@@ -311,7 +311,7 @@ async def _end_by_client(row: Elicitation, action: str | None) -> Elicitation:
 
 
 async def _wait_for_end(row: Elicitation, seconds: float) -> Elicitation:
-    async with waiting.watching(row.pk) as ended:
+    async with completion_wait.watching(row.pk) as ended:
         row = await _reload(row.pk)
         if row.is_pending and seconds > 0:
             with anyio.move_on_after(seconds):
@@ -383,7 +383,7 @@ async def _fulfil_back_channel(row: Elicitation, ctx: Context[Any, Any]) -> UrlO
     answer = await ctx.elicit_url(row.message, row.url, row.pk)
     if answer.action != "accept":
         return outcome_of(await _end_by_client(row, answer.action))
-    waiting.notify_session_on_end(row.pk, ctx.session)
+    completion_wait.notify_session_on_end(row.pk, ctx.session)
     row = await _wait_for_end(row, approvals_settings()["LEGACY_WAIT_SECONDS"])
     if not row.is_pending:
         return outcome_of(row)

@@ -26,8 +26,8 @@ from starlette.types import ASGIApp
 from mcpsite import protocol_methods, sdk
 from mcpsite.auth import TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
-from mcpsite.modern import TenantEndpoint
-from mcpsite.sessions import CappedSessionManager
+from mcpsite.serving.endpoint import TenantEndpoint
+from mcpsite.serving.sessions import CappedSessionManager
 from mcpsite.tenancy import TenantInfo
 
 logger = logging.getLogger(__name__)
