@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Literal, TypedDict, get_args
 from urllib.parse import unquote, urlsplit
 
+from django.core.exceptions import ImproperlyConfigured
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MCPSITE_VAR_DIR", BASE_DIR / "var"))
 
@@ -32,9 +34,23 @@ def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
 def env_bool(name: str, default: bool) -> bool:
+    """A typo (``MCPSITE_DEBUG=ture``) is refused at start-up rather than read as false."""
     value = os.environ.get(name)
-    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+    if value is None:
+        return default
+    word = value.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE or not word:  # set but empty: false, as it always was
+        return False
+    raise ImproperlyConfigured(
+        f"{name}: expected one of {', '.join(_TRUE + _FALSE)} (any case; empty is false), got {value!r}"
+    )
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
