@@ -4,6 +4,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from django.conf import settings
+
+
+# The one definition of a tenant's addresses. Read back (the other way) by
+# `mcpsite.serving.asgi.tenant_slug` and `mcpsite.oauth.tenant_for_resource`.
+def tenant_mcp_path(slug: str) -> str:
+    return f"/t/{slug}/mcp"
+
+
+def tenant_resource_url(slug: str, site_root: str | None = None) -> str:
+    """The RFC 8707 resource (and RFC 9728 resource identifier) of the tenant's endpoint."""
+    return f"{(site_root or settings.SITE_ROOT).rstrip('/')}{tenant_mcp_path(slug)}"
+
+
+def tenant_audience(slug: str) -> str:
+    """The tenant's MCP server name, which is also its requestState audience."""
+    return f"mcpsite:{slug}"
+
 
 @dataclass(frozen=True)
 class TenantInfo:
@@ -18,7 +36,7 @@ class TenantInfo:
 
     @property
     def audience(self) -> str:
-        return f"mcpsite:{self.slug}"
+        return tenant_audience(self.slug)
 
 
 class KnownToolset(Protocol):
