@@ -219,13 +219,6 @@ SIGNIN: SigninSettings = {
 }
 
 ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
-# Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
-# many new clients again by Client ID Metadata Document.
-MCPSITE_DCR_PER_HOUR = env_int("MCPSITE_DCR_PER_HOUR", 30)
-# What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
-# e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
-# only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
-MCPSITE_OAUTH_CIMD_FETCHER = env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher")
 OAUTH2_PROVIDER: dict[str, object] = {
     "SCOPES": {
         "mcp": "Call this tenant's MCP tools",
@@ -272,6 +265,8 @@ if REDIS_URL:  # shared by every process: the registration rate limit counts acr
 
 class McpsiteSettings(TypedDict):
     ISSUER: str
+    DCR_PER_HOUR: int
+    OAUTH_CIMD_FETCHER: str
     KEY_ENCRYPTION_KEY: str
     REQUEST_STATE_TTL: float
     POLL_SECONDS: float
@@ -292,6 +287,13 @@ class McpsiteSettings(TypedDict):
 MCPSITE: McpsiteSettings = {
     # The OAuth issuer named in every principal (client, issuer, subject).
     "ISSUER": env_str("MCPSITE_ISSUER", SITE_ROOT),
+    # Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
+    # many new clients again by Client ID Metadata Document.
+    "DCR_PER_HOUR": env_int("MCPSITE_DCR_PER_HOUR", 30),
+    # What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
+    # e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
+    # only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
+    "OAUTH_CIMD_FETCHER": env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher"),
     # Key-encryption key for requestState key material at rest (32+ bytes of secret randomness).
     "KEY_ENCRYPTION_KEY": env_str("MCPSITE_KEY_ENCRYPTION_KEY"),
     # Lifetime of a sealed requestState (seconds).
