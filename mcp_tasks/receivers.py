@@ -1,0 +1,1 @@
+"""Nothing listens yet."""
