@@ -52,11 +52,11 @@ MODERN = "2026-07-28"  # a CreateTaskResult cannot be carried on the 2025-11-25 
 
 
 class TaskRef(RequestParams):
-    taskId: str  # noqa: N815  (the wire's name)
+    taskId: str  # the wire's names, as pydantic fields
 
 
 class TaskAnswers(TaskRef):
-    inputResponses: dict[str, Any] = {}  # noqa: N815,RUF012  (pydantic copies defaults)
+    inputResponses: dict[str, Any] = {}  # pydantic copies a mutable default per instance
 
 
 def _principal() -> tuple[str, str, str]:
@@ -89,7 +89,9 @@ def _refusal(exc: services.TaskRefused) -> MCPError:
 
 
 def _missing_extension(tool: str) -> MCPError:
-    data = MissingRequiredClientCapabilityErrorData(required_capabilities=ClientCapabilities(extensions={IDENTIFIER: {}}))
+    data = MissingRequiredClientCapabilityErrorData(
+        required_capabilities=ClientCapabilities(extensions={IDENTIFIER: {}})
+    )
     return MCPError(
         code=MISSING_REQUIRED_CLIENT_CAPABILITY,
         message=f"Tool {tool!r} runs only as a task: the client must declare the {IDENTIFIER} extension",

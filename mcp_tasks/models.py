@@ -91,7 +91,9 @@ class Task(models.Model):
             models.CheckConstraint(
                 condition=~Q(status="completed") | Q(result__isnull=False), name="completed_task_has_result"
             ),
-            models.CheckConstraint(condition=~Q(status="failed") | Q(error__isnull=False), name="failed_task_has_error"),
+            models.CheckConstraint(
+                condition=~Q(status="failed") | Q(error__isnull=False), name="failed_task_has_error"
+            ),
             models.CheckConstraint(condition=Q(max_attempts__gte=1), name="task_runs_at_least_once"),
         ]
 

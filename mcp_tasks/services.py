@@ -125,7 +125,12 @@ def task_answer(*, task_id: str, tenant_id: int, principal: Principal, responses
     from pydantic import ValidationError
 
     with transaction.atomic():
-        task = Task.objects.select_for_update().owned_by(tenant_id=tenant_id, principal=principal).filter(pk=task_id).first()
+        task = (
+            Task.objects.select_for_update()
+            .owned_by(tenant_id=tenant_id, principal=principal)
+            .filter(pk=task_id)
+            .first()
+        )
         if task is None or task.expires_at <= timezone.now():
             raise _not_found()
         if task.status != Task.Status.INPUT_REQUIRED:
@@ -136,7 +141,9 @@ def task_answer(*, task_id: str, tenant_id: int, principal: Principal, responses
         try:  # the shape the tool will read them in, checked now rather than failing the run
             CallToolRequestParams.model_validate({"name": task.tool, "inputResponses": answered})
         except ValidationError:
-            raise TaskRefused(reason="bad_answer", message="inputResponses do not answer the task's inputRequests") from None
+            raise TaskRefused(
+                reason="bad_answer", message="inputResponses do not answer the task's inputRequests"
+            ) from None
         task.input_responses = {**task.input_responses, **answered}
         task.input_requests = {k: v for k, v in task.input_requests.items() if k not in answered}
         now = timezone.now()
@@ -192,7 +199,9 @@ def task_finish(*, task_id: str, worker: str, outcome: Outcome) -> bool:
     now = timezone.now()
     fields: dict[str, Any] = {"status": outcome.status, "updated_at": now, "worker": "", "claimed_until": None}
     if outcome.status == Task.Status.INPUT_REQUIRED:
-        fields.update(input_requests=outcome.input_requests or {}, input_responses={}, request_state=outcome.request_state)
+        fields.update(
+            input_requests=outcome.input_requests or {}, input_responses={}, request_state=outcome.request_state
+        )
     else:
         fields.update(result=outcome.result, error=outcome.error, input_requests={}, input_responses={})
     return bool(Task.objects.filter(pk=task_id, status=Task.Status.WORKING, worker=worker).update(**fields))
@@ -220,13 +229,19 @@ def tasks_sweep(*, now: datetime | None = None) -> Sweep:
     lease = timedelta(seconds=tasks_settings()["LEASE_SECONDS"])
     for task in Task.objects.lost(now).only("pk", "worker", "attempts", "max_attempts", "claimed_until"):
         with transaction.atomic():
-            rows = Task.objects.filter(pk=task.pk, status=Task.Status.WORKING, worker=task.worker, claimed_until__lte=now)
+            rows = Task.objects.filter(
+                pk=task.pk, status=Task.Status.WORKING, worker=task.worker, claimed_until__lte=now
+            )
             if not task.worker or task.attempts < task.max_attempts:
                 if rows.update(worker="", claimed_until=now + lease, updated_at=now):
                     retried += 1
                     _enqueue_on_commit(task.pk)
-                    logger.warning("task %s: worker lost (attempt %d of %d); run again", task.pk, task.attempts, task.max_attempts)
-            elif rows.update(status=Task.Status.FAILED, error=LOST_WORKER, worker="", claimed_until=None, updated_at=now):
+                    logger.warning(
+                        "task %s: worker lost (attempt %d of %d); run again", task.pk, task.attempts, task.max_attempts
+                    )
+            elif rows.update(
+                status=Task.Status.FAILED, error=LOST_WORKER, worker="", claimed_until=None, updated_at=now
+            ):
                 failed += 1
                 logger.warning("task %s: worker lost on its last attempt; failed", task.pk)
     return Sweep(deleted=deleted, retried=retried, failed=failed)

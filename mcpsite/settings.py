@@ -392,6 +392,7 @@ OPERATOR_API: OperatorApiSettings = {
     "PAGE_SIZE": env_int("MCPSITE_API_PAGE_SIZE", 50),
 }
 
+
 class TasksSettings(TypedDict):
     TTL_SECONDS: int
     POLL_INTERVAL_MS: int

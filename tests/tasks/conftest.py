@@ -70,7 +70,7 @@ def wait_for(url: str, token: str | None, task_id: str, status: str, timeout: fl
 
 def serve(live: LiveServer, slug: str, members: list[str], cast: Cast) -> str:
     tenant, _ = Tenant.objects.get_or_create(slug=slug, defaults={"name": slug, "toolsets": ["long_running"]})
-    tenant.members.add(*(cast.user(name) for name in members))
+    tenant.members.add(*(cast.user(name).pk for name in members))
     url = live.mcp_url(slug)
     deadline = time.monotonic() + 10  # the registry hears of a new tenant within a second, or on its 5 s poll
     while rpc(url, "tools/list", token=cast.token(live, members[0], slug)).status_code != 200:

@@ -25,8 +25,18 @@ def web(server_factory: Callable[..., LiveServer]) -> LiveServer:
 def worker(web: LiveServer, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     log = (tmp_path / "worker.log").open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "mcpsite", "worker", "--pool=solo", "--without-gossip",
-         "--without-mingle", "--loglevel=INFO"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "mcpsite",
+            "worker",
+            "--pool=solo",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=INFO",
+        ],
         cwd=ROOT,
         env={**web.env, "MCPSITE_TASKS_IN_PROCESS": "0"},
         stdout=log,
