@@ -83,6 +83,7 @@ class Task(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        permissions = [("cancel_task", "Can cancel a task")]
         indexes = [
             models.Index(fields=["tenant", "client_id", "issuer", "subject", "status"], name="task_owner_status"),
             models.Index(fields=["created_at", "id"], name="task_created_at_id"),
