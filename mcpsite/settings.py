@@ -228,6 +228,8 @@ OAUTH2_PROVIDER: dict[str, object] = {
         "approvals:write": "Approve, deny, complete, cancel and expire elicitations",
         "keys:rotate": "Rotate the requestState key ring",
         "tenants:write": "Create tenants and change their toolsets and members",
+        "tasks:read": "Read durable tasks",
+        "tasks:write": "Cancel durable tasks",
     },
     # Which client may ask for which scope: operator scopes only for an operator machine client.
     "SCOPES_BACKEND_CLASS": "operator_api.scopes.OperatorScopes",
