@@ -24,12 +24,12 @@ class TaskAdmin(admin.ModelAdmin):
     search_fields = ["id", "tool", "subject", "client_id"]
     date_hierarchy = "created_at"
     actions = ["cancel_tasks"]
-    fields: list[str] = [
+    readonly_fields = [
         "id", "tenant", "tool", "status", "client_id", "issuer", "subject", "shown_arguments",
         "shown_input_requests", "shown_result", "shown_error", "attempts", "max_attempts", "worker",
         "claimed_until", "created_at", "updated_at", "expires_at",
     ]  # fmt: skip
-    readonly_fields: list[str] = fields
+    fields = tuple(readonly_fields)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
