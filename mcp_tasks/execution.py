@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import secrets
@@ -24,17 +25,22 @@ from channels.db import database_sync_to_async
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, CallToolRequestParams, ClientCapabilities, InputRequiredResult
+from mcp_types import INTERNAL_ERROR, CallToolRequestParams, ClientCapabilities
+from mcp_types.methods import is_input_required
 
 from mcp_tasks import services
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.models import Task
 from mcpsite.tenancy import TenantInfo
+from tools_app.urlmode import UrlModeMiddleware
+from tools_app.wirenames import WireNamesMiddleware
 from tools_app.wirestate import wire_result
+
+TOOL_LAYERS = (WireNamesMiddleware, UrlModeMiddleware)
 
 logger = logging.getLogger(__name__)
 
@@ -94,26 +100,28 @@ async def _run(task: Task) -> services.Outcome:
     info, server = await _db(_server_for)(task.tenant.slug)
     if server is None:
         return _failed(INTERNAL_ERROR, "The tenant no longer serves this tool")
-    params = CallToolRequestParams.model_validate(
-        {
-            "name": task.tool,
-            "arguments": task.arguments,
-            "inputResponses": task.input_responses or None,
-            "requestState": task.request_state or None,
-        }
-    )
+    params: dict[str, Any] = {"name": task.tool, "arguments": task.arguments}
+    if task.input_responses:
+        params["inputResponses"] = task.input_responses
+    if task.request_state:
+        params["requestState"] = task.request_state
     request = ServerRequestContext(
         session=TaskSession(ClientCapabilities.model_validate(task.client_capabilities)),  # type: ignore[arg-type]
         lifespan_context=info,
         protocol_version=PROTOCOL_VERSION,
         method="tools/call",
-        params=params.model_dump(by_alias=True, mode="json", exclude_none=True),
+        params=params,
         request_id=task.pk,
     )
-    context: Context[Any, Any] = Context(request_context=request, mcp_server=server, input_params=params)
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any]) -> HandlerResult:
+        typed = CallToolRequestParams.model_validate(ctx.params)
+        context: Context[Any, Any] = Context(request_context=ctx, mcp_server=server, input_params=typed)
+        return await server.call_tool(task.tool, dict(typed.arguments or {}), context)
+
     token = auth_context_var.set(_as_principal(task))
     try:
-        result = await server.call_tool(task.tool, dict(task.arguments), context)
+        result = await _through_tool_layers(server, call_tool)(request)
     except MCPError as exc:
         return services.Outcome(
             status=Task.Status.FAILED, error=exc.error.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -127,15 +135,25 @@ async def _run(task: Task) -> services.Outcome:
         return services.Outcome(status=Task.Status.COMPLETED, result={"content": [text], "isError": True})
     finally:
         auth_context_var.reset(token)
-    if isinstance(result, InputRequiredResult):
-        wire = wire_result(result)
+    wire = wire_result(result)
+    if is_input_required(result):
         return services.Outcome(
             status=Task.Status.INPUT_REQUIRED,
             input_requests=dict(wire.get("inputRequests") or {}),
-            request_state=result.request_state or "",
+            request_state=str(wire.get("requestState") or ""),
         )
-    dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return services.Outcome(status=Task.Status.COMPLETED, result=dumped)
+    wire.pop("resultType", None)
+    return services.Outcome(status=Task.Status.COMPLETED, result=wire)
+
+
+def _through_tool_layers(server: MCPServer[Any], call_tool: CallNext) -> CallNext:
+    """`call_tool` wrapped in the server's middlewares that work on a tool call's questions (public
+    question names, URL-mode steps), in their order: the ones a request passes inside the
+    requestState boundary. The task's state is kept server-side, so nothing here is sealed."""
+    chain = call_tool
+    for middleware in reversed([m for m in server.middleware if isinstance(m, TOOL_LAYERS)]):
+        chain = functools.partial(middleware, call_next=chain)
+    return chain
 
 
 def _failed(code: int, message: str) -> services.Outcome:

@@ -157,6 +157,24 @@ def task_answer(*, task_id: str, tenant_id: int, principal: Principal, responses
     return task
 
 
+def tasks_resume(*, elicitation_ids: list[str]) -> int:
+    """Run again the tasks parked on any of these URL-mode steps (called inside the transaction that
+    ended them; the runs are enqueued after it commits). The step's id is in the task's own state
+    (the URL-mode layer records the rows a round showed), so the rows are found by it."""
+    resumed = 0
+    lease = timedelta(seconds=tasks_settings()["LEASE_SECONDS"])
+    for elicitation_id in elicitation_ids:
+        waiting = Task.objects.filter(status=Task.Status.INPUT_REQUIRED, request_state__contains=elicitation_id)
+        for task_id in waiting.values_list("pk", flat=True):
+            now = timezone.now()
+            if Task.objects.filter(pk=task_id, status=Task.Status.INPUT_REQUIRED).update(
+                status=Task.Status.WORKING, input_requests={}, worker="", claimed_until=now + lease, updated_at=now
+            ):
+                resumed += 1
+                _enqueue_on_commit(task_id)
+    return resumed
+
+
 # --- the worker -----------------------------------------------------------------------------
 
 

@@ -18,10 +18,17 @@ TASKS = "io.modelcontextprotocol/tasks"
 
 
 def rpc(
-    url: str, method: str, params: dict[str, Any] | None = None, token: str | None = None, *, tasks: bool = True
+    url: str,
+    method: str,
+    params: dict[str, Any] | None = None,
+    token: str | None = None,
+    *,
+    tasks: bool = True,
+    capabilities: dict[str, Any] | None = None,
 ) -> httpx2.Response:
-    """One 2026-07-28 request; ``tasks``: the client declares the Tasks extension in its ``_meta``."""
-    capabilities: dict[str, Any] = {"extensions": {TASKS: {}}} if tasks else {}
+    """One 2026-07-28 request; ``tasks``: the client declares the Tasks extension in its ``_meta``
+    (beside ``capabilities``)."""
+    capabilities = {**(capabilities or {}), **({"extensions": {TASKS: {}}} if tasks else {})}
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
