@@ -10,7 +10,7 @@ from tests.approvals.conftest import elicitation_id_of
 from tests.conftest import Cast, LiveServer
 from tests.tasks.conftest import result, rpc, serve, wait_for
 
-URL_AND_FORM = {"elicitation": {"form": {}, "url": {}}}
+URL_AND_FORM: dict[str, object] = {"elicitation": {"form": {}, "url": {}}}
 
 
 def test_a_task_parked_on_an_approval_completes_once_staff_approve(live: LiveServer, cast: Cast) -> None:
@@ -21,7 +21,7 @@ def test_a_task_parked_on_an_approval_completes_once_staff_approve(live: LiveSer
     assert created["resultType"] == "task"
 
     parked = wait_for(url, alice, created["taskId"], "input_required")
-    [(key, request)] = parked["inputRequests"].items()
+    [request] = parked["inputRequests"].values()
     assert request["method"] == "elicitation/create"
     assert (request["params"]["mode"], request["params"]["message"]) == (
         "url",
