@@ -3,13 +3,15 @@ the beat (sweep). Every one is atomic; a run is handed to a worker only after it
 
 from __future__ import annotations
 
+import functools
 import logging
+import operator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from mcp_tasks.conf import tasks_settings
@@ -160,18 +162,21 @@ def task_answer(*, task_id: str, tenant_id: int, principal: Principal, responses
 def tasks_resume(*, elicitation_ids: list[str]) -> int:
     """Run again the tasks parked on any of these URL-mode steps (called inside the transaction that
     ended them; the runs are enqueued after it commits). The step's id is in the task's own state
-    (the URL-mode layer records the rows a round showed), so the rows are found by it."""
+    (the URL-mode layer records the rows a round showed), so the rows are found by it: one query
+    per call, however many rows ended (the beat expires them 500 at a time)."""
+    if not elicitation_ids:
+        return 0
+    mentions = functools.reduce(operator.or_, (Q(request_state__contains=pk) for pk in elicitation_ids))
+    waiting = list(Task.objects.filter(mentions, status=Task.Status.INPUT_REQUIRED).values_list("pk", flat=True))
     resumed = 0
     lease = timedelta(seconds=tasks_settings()["LEASE_SECONDS"])
-    for elicitation_id in elicitation_ids:
-        waiting = Task.objects.filter(status=Task.Status.INPUT_REQUIRED, request_state__contains=elicitation_id)
-        for task_id in waiting.values_list("pk", flat=True):
-            now = timezone.now()
-            if Task.objects.filter(pk=task_id, status=Task.Status.INPUT_REQUIRED).update(
-                status=Task.Status.WORKING, input_requests={}, worker="", claimed_until=now + lease, updated_at=now
-            ):
-                resumed += 1
-                _enqueue_on_commit(task_id)
+    for task_id in waiting:
+        now = timezone.now()
+        if Task.objects.filter(pk=task_id, status=Task.Status.INPUT_REQUIRED).update(
+            status=Task.Status.WORKING, input_requests={}, worker="", claimed_until=now + lease, updated_at=now
+        ):
+            resumed += 1
+            _enqueue_on_commit(task_id)
     return resumed
 
 
