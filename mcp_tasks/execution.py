@@ -177,7 +177,7 @@ _lock = threading.Lock()
 def _server_for(slug: str) -> tuple[TenantInfo | None, MCPServer[TenantInfo] | None]:
     """The tenant's server at its current version: the one this process serves, else one built
     here (a Celery worker serves nothing) and kept until the tenant changes."""
-    from mcpsite.registry import build_server, load_tenants, registry
+    from mcpsite.serving.registry import build_server, load_tenants, registry
 
     serving = registry.get(slug)
     info = load_tenants().get(slug)
