@@ -250,6 +250,7 @@ def _end(
         note=note,
     )
     transaction.on_commit(lambda: publish_resolved(row.pk))
+    signals.elicitations_ended.send(sender=Elicitation, elicitation_ids=[row.pk])
     logger.info("elicitation %s %s", row.pk, status)
     return row
 
@@ -410,6 +411,7 @@ def _expire_batch(*, now: datetime, size: int) -> int:
     )
     statuses = dict.fromkeys(ids, str(Elicitation.Status.EXPIRED))
     transaction.on_commit(lambda: _publish_ended(statuses))
+    signals.elicitations_ended.send(sender=Elicitation, elicitation_ids=ids)
     logger.info("%d elicitation(s) expired", len(ids))
     return len(ids)
 

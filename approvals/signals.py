@@ -17,3 +17,7 @@ approval_pending = Signal()
 # for staff. Arguments: ``delivery`` (the WebhookDelivery), ``amount`` and ``currency`` (as the
 # provider's event states them; either may be None).
 payment_flagged = Signal()
+
+# Rows ended (completed, declined, cancelled or expired), whoever ended them. Arguments:
+# ``elicitation_ids`` (a list of row ids). A durable task waiting on one resumes (`mcp_tasks`).
+elicitations_ended = Signal()

@@ -123,6 +123,7 @@ INSTALLED_APPS = [
     "approvals",
     "operator_api",
     "notifications",
+    "mcp_tasks",
 ]
 
 MIDDLEWARE = [
@@ -227,6 +228,8 @@ OAUTH2_PROVIDER: dict[str, object] = {
         "approvals:write": "Approve, deny, complete, cancel and expire elicitations",
         "keys:rotate": "Rotate the requestState key ring",
         "tenants:write": "Create tenants and change their toolsets and members",
+        "tasks:read": "Read durable tasks",
+        "tasks:write": "Cancel durable tasks",
     },
     # Which client may ask for which scope: operator scopes only for an operator machine client.
     "SCOPES_BACKEND_CLASS": "operator_api.scopes.OperatorScopes",
@@ -391,6 +394,37 @@ OPERATOR_API: OperatorApiSettings = {
     "PAGE_SIZE": env_int("MCPSITE_API_PAGE_SIZE", 50),
 }
 
+
+class TasksSettings(TypedDict):
+    TTL_SECONDS: int
+    POLL_INTERVAL_MS: int
+    MAX_LIVE_PER_PRINCIPAL: int
+    LEASE_SECONDS: float
+    WORKERS: int
+    SWEEP_EVERY_SECONDS: float
+    IN_PROCESS: bool
+
+
+# Durable tasks (the mcp_tasks app, the MCP Tasks extension).
+TASKS: TasksSettings = {
+    # How long a task stays readable (tasks/get) after it was created; then the beat deletes it.
+    "TTL_SECONDS": env_int("MCPSITE_TASKS_TTL_SECONDS", 24 * 3600),
+    # How often a client is told to poll tasks/get.
+    "POLL_INTERVAL_MS": env_int("MCPSITE_TASKS_POLL_INTERVAL_MS", 1000),
+    # Unfinished (working or input_required) tasks one principal may have at one tenant; beyond
+    # it tools/call is refused (-32600, data.reason "too_many_tasks") before any row exists.
+    "MAX_LIVE_PER_PRINCIPAL": env_int("MCPSITE_TASKS_MAX_LIVE_PER_PRINCIPAL", 20),
+    # A running task renews its lease every third of this; a lease past due means the worker
+    # died: the beat retries the task (when its tool declared retries) or marks it failed.
+    "LEASE_SECONDS": env_float("MCPSITE_TASKS_LEASE_SECONDS", 30.0),
+    # Beat: delete expired tasks, and retry or fail those whose worker was lost.
+    "SWEEP_EVERY_SECONDS": env_float("MCPSITE_TASKS_SWEEP_EVERY_SECONDS", 10.0),
+    # Run tasks (and the sweep) in the serving process, on WORKERS threads, instead of sending
+    # them to Celery workers: the embedded default (no broker) does; with Redis, the workers do.
+    "IN_PROCESS": env_bool("MCPSITE_TASKS_IN_PROCESS", not REDIS_URL),
+    "WORKERS": env_int("MCPSITE_TASKS_WORKERS", 4),
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["operator_api.auth.OperatorAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["operator_api.permissions.OperatorScope", "operator_api.permissions.StaffMayAct"],
@@ -462,6 +496,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "notifications.tasks.notifications_send_due",
         "schedule": NOTIFICATIONS["SEND_EVERY_SECONDS"],
     },
+    "tasks-sweep": {"task": "mcp_tasks.tasks.tasks_sweep", "schedule": TASKS["SWEEP_EVERY_SECONDS"]},
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")

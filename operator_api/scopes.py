@@ -11,7 +11,9 @@ from typing import Any
 
 from oauth2_provider.scopes import SettingsScopes
 
-OPERATOR_SCOPES = frozenset({"approvals:read", "approvals:write", "keys:rotate", "tenants:write"})
+OPERATOR_SCOPES = frozenset(
+    {"approvals:read", "approvals:write", "keys:rotate", "tenants:write", "tasks:read", "tasks:write"}
+)
 
 
 def operator_scopes_of(application: Any) -> list[str] | None:

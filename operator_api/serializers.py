@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from approvals.models import Elicitation, ElicitationEvent, WebhookDelivery
+from mcp_tasks.models import Task
 from mcpsite.keyring import rotation
 from mcpsite.models import RequestStateKey, Tenant
 
@@ -129,3 +130,22 @@ class TenantUpdateSerializer(serializers.Serializer[Any]):
 
 class MemberSerializer(serializers.Serializer[Any]):
     username = serializers.CharField(max_length=150)
+
+
+class TaskSerializer(serializers.ModelSerializer[Task]):
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Task
+        fields = [
+            "id", "tenant", "tool", "status", "client_id", "issuer", "subject", "attempts",
+            "created_at", "updated_at", "expires_at",
+        ]  # fmt: skip
+
+
+class TaskDetailSerializer(TaskSerializer):
+    class Meta(TaskSerializer.Meta):
+        fields = [
+            *TaskSerializer.Meta.fields, "arguments", "input_requests", "result", "error", "max_attempts",
+            "worker", "claimed_until",
+        ]  # fmt: skip

@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 from operator_api.views import docs
 from operator_api.views.elicitations import DeliveryViewSet, ElicitationViewSet
 from operator_api.views.keyring import KeyViewSet
+from operator_api.views.tasks import TaskViewSet
 from operator_api.views.tenants import TenantViewSet
 
 app_name = "operator_api"
@@ -15,6 +16,7 @@ router.register("elicitations", ElicitationViewSet, basename="elicitation")
 router.register("webhook-deliveries", DeliveryViewSet, basename="delivery")
 router.register("keys", KeyViewSet, basename="key")
 router.register("tenants", TenantViewSet, basename="tenant")
+router.register("tasks", TaskViewSet, basename="task")
 
 urlpatterns = [
     # The schema is public: it says what the API does, not anything it holds.

@@ -149,6 +149,7 @@ def server_factory(
             "PORT": str(port),
             "MCPSITE_SITE_ROOT": f"http://127.0.0.1:{port}",
             "MCPSITE_DATABASE_URL": database_url(),
+            "MCPSITE_TASKS_IN_PROCESS": "1",  # no Celery worker runs beside the suite's servers
             **env,
         }
         server = LiveServer(port=port, env=full_env, log_path=tmp_path_factory.mktemp("server") / "server.log")

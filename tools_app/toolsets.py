@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from mcpsite.tenancy import TenantInfo
 from tools_app.secrets import check_form_schema, check_resolvers
+from tools_app.tasking import TaskMode, TaskSupport, handing_over
 from tools_app.wirenames import WireNames, WireNamesMiddleware, wire_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,6 +108,7 @@ class _Entry:
     fn: Callable[..., Any]
     kwargs: dict[str, Any] = field(default_factory=dict)
     names: WireNames | None = None  # the public names of its questions (`tools_app.wirenames`)
+    task: TaskSupport | None = None  # run as a durable task (`tools_app.tasking`, `mcp_tasks`)
 
 
 class Toolset:
@@ -118,13 +120,25 @@ class Toolset:
     def __repr__(self) -> str:
         return f"<Toolset {self.name}>"
 
-    def tool(self, name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
-        """Register a tool; takes the keyword arguments of `MCPServer.tool()`."""
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        task: TaskMode | None = None,
+        task_retries: int = 0,
+        ask_before_task: bool = False,
+        **kwargs: Any,
+    ) -> Callable[[F], F]:
+        """Register a tool; takes the keyword arguments of `MCPServer.tool()`, and ``task``
+        (with ``task_retries``, ``ask_before_task``) to run it as a durable task (`tools_app.tasking`)."""
+        support = TaskSupport(task, task_retries, ask_before_task) if task is not None else None
 
         def decorator(fn: F) -> F:
             where = f"tool {name or fn.__name__!r}"
             check_resolvers(fn, where=where)
-            self._entries.append(_Entry("tool", fn, {"name": name, **kwargs}, wire_names(fn, where=where)))
+            registered = handing_over(fn) if support is not None and support.ask_before_task else fn
+            entry = _Entry("tool", registered, {"name": name, **kwargs}, wire_names(fn, where=where), support)
+            self._entries.append(entry)
             return fn
 
         return decorator
@@ -153,6 +167,14 @@ class Toolset:
     def tool_names(self) -> list[str]:
         """The names its tools are registered under (the SDK's default: the function's name)."""
         return [entry.kwargs.get("name") or entry.fn.__name__ for entry in self._entries if entry.kind == "tool"]
+
+    def task_tools(self) -> dict[str, TaskSupport]:
+        """Its tools that run as tasks, by registered name, and how."""
+        return {
+            entry.kwargs.get("name") or entry.fn.__name__: entry.task
+            for entry in self._entries
+            if entry.kind == "tool" and entry.task is not None
+        }
 
     def install(self, server: MCPServer[Any]) -> None:
         names = WireNamesMiddleware.installed_on(server)

@@ -11,6 +11,7 @@ import anyio
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from mcp_tasks.runtime import sweep_in_process
 from mcpsite import beat, broadcast
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
@@ -78,6 +79,8 @@ async def running() -> AsyncIterator[None]:
         tg.start_soon(_poll, mcpsite_settings()["POLL_SECONDS"])
         if settings.CELERY_TASK_ALWAYS_EAGER:  # embedded default: no broker, so beat runs here
             tg.start_soon(beat.run_embedded)
+        elif settings.TASKS["IN_PROCESS"]:  # tasks run here, yet no beat sweeps them: this does
+            tg.start_soon(sweep_in_process)
         try:
             yield
         finally:

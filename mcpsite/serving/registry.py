@@ -63,6 +63,7 @@ def transport_security() -> TransportSecuritySettings:
 
 def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     """The tenant's `MCPServer` and its Streamable HTTP app (both protocol generations)."""
+    from mcp_tasks.extension import TasksExtension
     from tools_app.discovery import toolsets
 
     mcpsite = settings.MCPSITE
@@ -89,6 +90,8 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
                 }
             ),
         }
+    # Durable tasks, for a tenant whose toolsets declare task tools (`mcp_tasks`); none otherwise.
+    tasks = TasksExtension.for_toolsets([toolsets[n] for n in info.toolsets if n in toolsets])
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
         title=info.name,
@@ -100,8 +103,11 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         log_level=settings.LOG_LEVEL,
         # Innermost: runs only once the SDK's request-state boundary has verified the state.
         middleware=[RefuseReplayedState(redis_url=settings.REDIS_URL)],
+        extensions=[tasks] if tasks is not None else None,
         **auth_kwargs,
     )
+    if tasks is not None:
+        tasks.server = server
     if not mcpsite["OTEL_SPANS"]:
         # The SDK ships an OpenTelemetry span per message, a no-op without an exporter that still
         # costs every request; its documented opt-out is dropping it from this list.

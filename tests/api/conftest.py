@@ -30,7 +30,7 @@ from tests.conftest import LiveServer
 payments_enabled = approvals.payments_enabled
 server = approvals.server
 
-ALL_SCOPES = ["approvals:read", "approvals:write", "keys:rotate", "tenants:write"]
+ALL_SCOPES = ["approvals:read", "approvals:write", "keys:rotate", "tenants:write", "tasks:read", "tasks:write"]
 OPS_PERMISSIONS = [
     "approvals.view_elicitation",
     "approvals.change_elicitation",
@@ -40,6 +40,8 @@ OPS_PERMISSIONS = [
     "mcpsite.view_tenant",
     "mcpsite.add_tenant",
     "mcpsite.change_tenant",
+    "mcp_tasks.view_task",
+    "mcp_tasks.cancel_task",
 ]
 
 

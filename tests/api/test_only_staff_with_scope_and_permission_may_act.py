@@ -32,6 +32,9 @@ ENDPOINTS = [
     ("GET", "/tenants/demo/members/", "tenants:write", "mcpsite.view_tenant"),
     ("POST", "/tenants/demo/members/", "tenants:write", "mcpsite.change_tenant"),
     ("DELETE", "/tenants/demo/members/alice/", "tenants:write", "mcpsite.change_tenant"),
+    ("GET", "/tasks/", "tasks:read", "mcp_tasks.view_task"),
+    ("GET", "/tasks/tsk_none/", "tasks:read", "mcp_tasks.view_task"),
+    ("POST", "/tasks/tsk_none/cancel/", "tasks:write", "mcp_tasks.cancel_task"),
 ]
 
 

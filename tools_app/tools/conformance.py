@@ -20,8 +20,10 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.prompts.base import UserMessage
+from mcp.server.mcpserver.resolve import Resolve
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INTERNAL_ERROR,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     AudioContent,
     CallToolResult,
@@ -42,9 +44,9 @@ from mcp_types import (
     TextContent,
     TextResourceContents,
 )
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from tools_app.toolsets import Toolset
+from tools_app.toolsets import Elicit, Toolset
 
 toolset = Toolset(description="Fixtures for the official MCP conformance suite (both protocol generations)")
 
@@ -405,6 +407,69 @@ def test_input_required_result_capabilities(ctx: Context) -> CallToolResult | In
     if not offered:
         return _text("client declared no input capabilities")
     return InputRequiredResult(input_requests=offered)
+
+
+# ---------------------------------------------------------------- Tasks extension (SEP-2663, `mcp_tasks`)
+# Each runs as a durable task for a client that declared io.modelcontextprotocol/tasks.
+
+
+@toolset.tool(description="Sync only: says hello")
+def greet(name: str) -> CallToolResult:
+    return _text(f"Hello, {name}!")
+
+
+@toolset.tool(task="optional", description="Task-supporting: sleeps `seconds`, then answers")
+async def slow_compute(seconds: float = 1.0, label: str = "") -> CallToolResult:
+    await asyncio.sleep(seconds)
+    return _text(f"Computed {label or 'result'} after {seconds:g}s")
+
+
+@toolset.tool(task="required", description="Task-required: reports a tool execution error after about a second")
+async def failing_job() -> CallToolResult:
+    await asyncio.sleep(1)
+    return CallToolResult(content=[TextContent(text="failing_job failed, as it always does")], is_error=True)
+
+
+@toolset.tool(task="optional", description="Task-supporting: fails with a protocol-level error")
+async def protocol_error_job() -> CallToolResult:
+    raise MCPError(code=INTERNAL_ERROR, message="protocol_error_job broke, as it always does")
+
+
+@toolset.tool(task="optional", description="Task-supporting: asks to confirm, then deletes (nothing, really)")
+def confirm_delete(filename: str, ctx: Context) -> CallToolResult | InputRequiredResult:
+    content = _accepted((ctx.input_responses or {}).get("confirm"))
+    if content is not None:
+        return _text(f"Deleted {filename}" if content.get("confirm") else f"Kept {filename}")
+    question = _form(f"Delete {filename}?", {"confirm": {"type": "boolean"}}, ["confirm"])
+    return InputRequiredResult(input_requests={"confirm": question})
+
+
+@toolset.tool(task="optional", description="Task-supporting: asks two questions at once")
+def multi_input(ctx: Context) -> CallToolResult | InputRequiredResult:
+    answers = {key: _accepted(value) for key, value in (ctx.input_responses or {}).items()}
+    if answers.get("first") is not None and answers.get("second") is not None:
+        return _text(f"Both answered: {answers['first']} and {answers['second']}")
+    properties = {"name": {"type": "string"}, "confirm": {"type": "boolean"}}
+    return InputRequiredResult(
+        input_requests={
+            "first": _form("First question", properties, ["name"]),
+            "second": _form("Second question", properties, ["name"]),
+        }
+    )
+
+
+class UserName(BaseModel):
+    name: str
+
+
+async def ask_user_name() -> Elicit[UserName]:
+    return Elicit("What is your name?", UserName)
+
+
+@toolset.tool(task="required", ask_before_task=True, description="Asks a name on the call, then runs as a task")
+async def test_tool_with_task(user: Annotated[UserName, Resolve(ask_user_name)]) -> CallToolResult:
+    await asyncio.sleep(0.5)
+    return _text(f"Task done for {user.name}")
 
 
 # ---------------------------------------------------------------- prompts

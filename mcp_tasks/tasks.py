@@ -1,0 +1,20 @@
+"""Celery tasks of the Tasks extension: a run, and the beat's sweep (schedule in settings)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from mcp_tasks import dispatch, services
+
+
+@shared_task
+def task_run(task_id: str) -> None:
+    """Run one task (a worker that already finished or never may claim it does nothing)."""
+    dispatch.run_here(task_id)
+
+
+@shared_task
+def tasks_sweep() -> dict[str, int]:
+    """Delete expired tasks; retry or fail the ones whose worker was lost."""
+    sweep = services.tasks_sweep()
+    return {"deleted": sweep.deleted, "retried": sweep.retried, "failed": sweep.failed}
