@@ -19,9 +19,11 @@ list; and the 2026-07-28 entry reads the lifespan's state from the manager (see 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.mcpserver import resolve as _resolve
 
 # The 2026-07-28 entry (`mcpsite.modern`) runs the SDK's own inbound ladder, answers and SSE framing
 # without the SDK's per-request task group; the SDK has no public seam for them, so they come from
@@ -66,6 +68,7 @@ __all__ = [
     "error_response",
     "lifespan_state",
     "lowlevel_server",
+    "memoize_form_questions",
     "sdk_tool",
 ]
 
@@ -99,3 +102,53 @@ def lifespan_state(manager: StreamableHTTPSessionManager) -> Any:
     it as ``_lifespan_state``; a public read-only property would replace this. (Passing the
     `TenantInfo` to the entry directly would differ while the manager is not running, so it stays.)"""
     return manager._lifespan_state
+
+
+def memoize_form_questions(fixed: Callable[[type[Any]], bool]) -> None:
+    """Render each form question once per (schema, message) instead of on every round.
+
+    The SDK's resolver renders a form `Elicit` as its wire `ElicitRequest` (``requestedSchema``, then
+    a pydantic check of every property) and digests that rendering, to pin an answer to the exact
+    question shown: on round 1 (one render, two digests) and again on the retry (one of each),
+    about 150 µs of CPU per two-round call (bench/inproc.py). Both are a function of the schema
+    class and the message when the schema's JSON Schema is fixed, which `fixed` says (our
+    `tools_app.toolsets.rendered_once` classes). Those renderings are kept, and their digests with
+    them; any other marker, and any rendering that raises, goes to the SDK's functions every time.
+    The kept `ElicitRequest` is shared by the rounds that ask the same question: the SDK only reads
+    and serialises it (the legacy back-channel sends `Elicit` through ``ctx.elicit``, never this).
+
+    The SDK has no seam for either (``_render_request`` and ``_request_digest`` are module-level
+    functions of the private part of ``mcp.server.mcpserver.resolve``, looked up at call time); a
+    public per-schema rendering cache in the SDK would replace this. Idempotent.
+    """
+    render, digest = _resolve._render_request, _resolve._request_digest
+    if getattr(render, "memoized", False):
+        return
+    rendered: dict[tuple[type[Any], str], Any] = {}
+    digests: dict[int, tuple[Any, str]] = {}  # id(kept request) -> (it, its digest); kept alive by `rendered`
+
+    def render_once(marker: Any) -> Any:
+        if not isinstance(marker, _resolve.Elicit) or not isinstance(marker.message, str) or not fixed(marker.schema):
+            return render(marker)
+        key = (marker.schema, marker.message)
+        request = rendered.get(key)
+        if request is None:
+            request = render(marker)
+            if len(rendered) >= 1024:  # bounded: a message may carry per-call text
+                rendered.clear()
+                digests.clear()
+            rendered[key] = request
+            digests[id(request)] = (request, digest(request))
+        return request
+
+    def digest_once(request: Any) -> str:
+        kept = digests.get(id(request))
+        if kept is not None and kept[0] is request:
+            return kept[1]
+        result: str = digest(request)
+        return result
+
+    render_once.memoized = True  # type: ignore[attr-defined]
+    _resolve._render_request = render_once
+    _resolve._request_digest = digest_once
+
