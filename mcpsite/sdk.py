@@ -45,6 +45,7 @@ from mcp.server._streamable_http_modern import (
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.runner import ServerRunner, aclose_shielded
 
 # `CappedSessionManager` answers a refused admission the way the SDK answers its own refusals
 # (same JSON-RPC error body and headers); the SDK does not export its helper.
@@ -70,6 +71,7 @@ __all__ = [
     "lowlevel_server",
     "memoize_form_questions",
     "sdk_tool",
+    "serve_one",
 ]
 
 
@@ -152,3 +154,23 @@ def memoize_form_questions(fixed: Callable[[type[Any]], bool]) -> None:
     _resolve._render_request = render_once
     _resolve._request_digest = digest_once
 
+
+async def serve_one(
+    server: Server[Any], dctx: Any, method: str, params: Any, *, connection: Any, lifespan_state: Any
+) -> dict[str, Any]:
+    """The SDK's `mcp.server.runner.serve_one`, without unwinding an exit stack nothing entered.
+
+    The SDK's version always unwinds ``connection.exit_stack`` under a shielded, bounded anyio
+    cancel scope on the way out: two cancel scopes and a timer per request, ~25 µs of CPU
+    (bench/inproc.py), though on the single-exchange path nothing enters the per-request
+    connection's stack (no handler of ours does). It is still unwound, exactly as the SDK does,
+    whenever something did. Reads the stack's ``_exit_callbacks`` (CPython's `AsyncExitStack`
+    keeps them there since 3.7); an SDK ``serve_one`` that skipped an empty stack would replace
+    this.
+    """
+    runner = ServerRunner(server, connection, lifespan_state)
+    try:
+        return await runner.on_request(dctx, method, params)
+    finally:
+        if connection.exit_stack._exit_callbacks:
+            await aclose_shielded(connection)
