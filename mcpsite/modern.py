@@ -239,7 +239,9 @@ class TenantEndpoint:
             progress_token=progress_token_from_params(req.params),
             sink=stream,  # type: ignore[arg-type]  # the one method the context calls: `send(bytes)`
         )
-        handling = sdk.serve_one(app, dctx, req.method, req.params, connection=connection, lifespan_state=lifespan_state)
+        handling = sdk.serve_one(
+            app, dctx, req.method, req.params, connection=connection, lifespan_state=lifespan_state
+        )
         with anyio.CancelScope() as cancel_scope:
             stream.watch(cancel_scope)
             try:

@@ -15,6 +15,11 @@ Covered by a public parameter instead (no private touch): the replay guard is pa
 ``MCPServer(middleware=[...])``. Not covered: `remember_wire_state` must run outside the SDK's
 built-ins, which ``middleware=`` cannot place, so it is inserted into the public ``server.middleware``
 list; and the 2026-07-28 entry reads the lifespan's state from the manager (see `lifespan_state`).
+
+Replaced, not just read: the resolver's ``_render_request`` and ``_request_digest`` (module globals of
+``mcp.server.mcpserver.resolve``), wrapped to keep a fixed form question's rendering
+(`memoize_form_questions`); and `serve_one` is the SDK's public one re-stated so that it skips
+unwinding an empty exit stack (it reads `AsyncExitStack`'s ``_exit_callbacks``).
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server._otel import OpenTelemetryMiddleware
-from mcp.server.mcpserver import resolve as _resolve
 
 # The 2026-07-28 entry (`mcpsite.modern`) runs the SDK's own inbound ladder, answers and SSE framing
 # without the SDK's per-request task group; the SDK has no public seam for them, so they come from
@@ -44,6 +48,7 @@ from mcp.server._streamable_http_modern import (
 )
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import resolve as _resolve
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.runner import ServerRunner, aclose_shielded
 
