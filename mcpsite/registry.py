@@ -89,6 +89,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
                 }
             ),
         }
+    replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
         title=info.name,
@@ -99,7 +100,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         ),
         log_level=settings.LOG_LEVEL,
         # Innermost: runs only once the SDK's request-state boundary has verified the state.
-        middleware=[RefuseReplayedState(redis_url=settings.REDIS_URL)],
+        middleware=[replay_guard],
         **auth_kwargs,
     )
     if not mcpsite["OTEL_SPANS"]:
@@ -116,6 +117,8 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             logger.warning("tenant %s enables unknown toolset %r; skipped", info.slug, name)
             continue
         toolset.install(server)
+    # Last, once every handler is registered: they wait for the replay claim sent ahead of them.
+    replay_guard.guard_handlers(sdk.lowlevel_server(server))
     path = f"/t/{info.slug}/mcp"
     security = transport_security()
     sdk_app = server.streamable_http_app(
