@@ -53,7 +53,7 @@ def test_a_form_question_is_rendered_once_per_schema_and_message() -> None:
 def test_another_message_is_another_question() -> None:
     shade = resolve._render_request(Elicit("Which shade?", Colour))
     assert shade is not resolve._render_request(Elicit("Which colour?", Colour))
-    assert shade.params.message == "Which shade?"
+    assert shade.model_dump(mode="json", by_alias=True)["params"]["message"] == "Which shade?"
     assert resolve._request_digest(shade) == sdk_digest("Which shade?", Colour)
 
 
