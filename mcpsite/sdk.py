@@ -15,10 +15,16 @@ Covered by a public parameter instead (no private touch): the replay guard is pa
 ``MCPServer(middleware=[...])``. Not covered: `remember_wire_state` must run outside the SDK's
 built-ins, which ``middleware=`` cannot place, so it is inserted into the public ``server.middleware``
 list; and the 2026-07-28 entry reads the lifespan's state from the manager (see `lifespan_state`).
+
+Replaced, not just read: the resolver's ``_render_request`` and ``_request_digest`` (module globals of
+``mcp.server.mcpserver.resolve``), wrapped to keep a fixed form question's rendering
+(`memoize_form_questions`); and `serve_one` is the SDK's public one re-stated so that it skips
+unwinding an empty exit stack (it reads `AsyncExitStack`'s ``_exit_callbacks``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server._otel import OpenTelemetryMiddleware
@@ -42,7 +48,9 @@ from mcp.server._streamable_http_modern import (
 )
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import resolve as _resolve
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.runner import ServerRunner, aclose_shielded
 
 # `CappedSessionManager` answers a refused admission the way the SDK answers its own refusals
 # (same JSON-RPC error body and headers); the SDK does not export its helper.
@@ -66,7 +74,9 @@ __all__ = [
     "error_response",
     "lifespan_state",
     "lowlevel_server",
+    "memoize_form_questions",
     "sdk_tool",
+    "serve_one",
 ]
 
 
@@ -99,3 +109,73 @@ def lifespan_state(manager: StreamableHTTPSessionManager) -> Any:
     it as ``_lifespan_state``; a public read-only property would replace this. (Passing the
     `TenantInfo` to the entry directly would differ while the manager is not running, so it stays.)"""
     return manager._lifespan_state
+
+
+def memoize_form_questions(fixed: Callable[[type[Any]], bool]) -> None:
+    """Render each form question once per (schema, message) instead of on every round.
+
+    The SDK's resolver renders a form `Elicit` as its wire `ElicitRequest` (``requestedSchema``, then
+    a pydantic check of every property) and digests that rendering, to pin an answer to the exact
+    question shown: on round 1 (one render, two digests) and again on the retry (one of each),
+    about 150 µs of CPU per two-round call (bench/inproc.py). Both are a function of the schema
+    class and the message when the schema's JSON Schema is fixed, which `fixed` says (our
+    `tools_app.toolsets.rendered_once` classes). Those renderings are kept, and their digests with
+    them; any other marker, and any rendering that raises, goes to the SDK's functions every time.
+    The kept `ElicitRequest` is shared by the rounds that ask the same question: the SDK only reads
+    and serialises it (the legacy back-channel sends `Elicit` through ``ctx.elicit``, never this).
+
+    The SDK has no seam for either (``_render_request`` and ``_request_digest`` are module-level
+    functions of the private part of ``mcp.server.mcpserver.resolve``, looked up at call time); a
+    public per-schema rendering cache in the SDK would replace this. Idempotent.
+    """
+    render, digest = _resolve._render_request, _resolve._request_digest
+    if getattr(render, "memoized", False):
+        return
+    rendered: dict[tuple[type[Any], str], Any] = {}
+    digests: dict[int, tuple[Any, str]] = {}  # id(kept request) -> (it, its digest); kept alive by `rendered`
+
+    def render_once(marker: Any) -> Any:
+        if not isinstance(marker, _resolve.Elicit) or not isinstance(marker.message, str) or not fixed(marker.schema):
+            return render(marker)
+        key = (marker.schema, marker.message)
+        request = rendered.get(key)
+        if request is None:
+            request = render(marker)
+            if len(rendered) >= 1024:  # bounded: a message may carry per-call text
+                rendered.clear()
+                digests.clear()
+            rendered[key] = request
+            digests[id(request)] = (request, digest(request))
+        return request
+
+    def digest_once(request: Any) -> str:
+        kept = digests.get(id(request))
+        if kept is not None and kept[0] is request:
+            return kept[1]
+        result: str = digest(request)
+        return result
+
+    render_once.memoized = True  # type: ignore[attr-defined]
+    _resolve._render_request = render_once
+    _resolve._request_digest = digest_once
+
+
+async def serve_one(
+    server: Server[Any], dctx: Any, method: str, params: Any, *, connection: Any, lifespan_state: Any
+) -> dict[str, Any]:
+    """The SDK's `mcp.server.runner.serve_one`, without unwinding an exit stack nothing entered.
+
+    The SDK's version always unwinds ``connection.exit_stack`` under a shielded, bounded anyio
+    cancel scope on the way out: two cancel scopes and a timer per request, ~25 µs of CPU
+    (bench/inproc.py), though on the single-exchange path nothing enters the per-request
+    connection's stack (no handler of ours does). It is still unwound, exactly as the SDK does,
+    whenever something did. Reads the stack's ``_exit_callbacks`` (CPython's `AsyncExitStack`
+    keeps them there since 3.7); an SDK ``serve_one`` that skipped an empty stack would replace
+    this.
+    """
+    runner = ServerRunner(server, connection, lifespan_state)
+    try:
+        return await runner.on_request(dctx, method, params)
+    finally:
+        if connection.exit_stack._exit_callbacks:
+            await aclose_shielded(connection)

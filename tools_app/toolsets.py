@@ -91,7 +91,17 @@ def rendered_once(schema: type[M]) -> type[M]:
     }
     # `type()` hands the class to the bases' metaclass (pydantic's), as a class statement would.
     memoized = cast("type[M]", type(schema.__name__, (schema,), namespace))
+    _RENDERED_ONCE.add(memoized)
     return memoized
+
+
+_RENDERED_ONCE: set[type[Any]] = set()
+
+
+def is_rendered_once(schema: type[Any]) -> bool:
+    """Whether `schema` came from `rendered_once` (its JSON Schema is fixed, so its form question
+    renders the same every time: `mcpsite.sdk.memoize_form_questions` keeps the rendering)."""
+    return schema in _RENDERED_ONCE
 
 
 def tenant_of(ctx: Context[Any, Any]) -> TenantInfo:

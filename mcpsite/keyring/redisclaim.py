@@ -34,6 +34,10 @@ def _command(*parts: bytes) -> bytes:
     return head + b"".join(b"$%d\r\n%s\r\n" % (len(part), part) for part in parts)
 
 
+def _claim_command(key: str, until_ms: int) -> bytes:
+    return _command(b"SET", key.encode(), b"1", b"NX", b"PXAT", b"%d" % until_ms)
+
+
 class _Replies(asyncio.Protocol):
     """One connection's replies, in order, to the waiters that wrote their commands."""
 
@@ -47,9 +51,14 @@ class _Replies(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not its subclasses
 
-    def send(self, command: bytes) -> asyncio.Future[bool]:
+    def send(self, command: bytes, *, now: bool = False) -> asyncio.Future[bool]:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bool] = loop.create_future()
+        if now and not self.waiters and not self.outgoing and self.transport is not None and not self.closed:
+            # Nothing in flight to share a write with: on its way before the caller goes on working.
+            self.waiters.append(waiter)
+            self.transport.write(command)
+            return waiter
         self.waiters.append(waiter)
         # Written once the running callbacks yield, together with the claims the other requests
         # of this loop turn made meanwhile: one write() (a loopback send that wakes Redis: the
@@ -122,7 +131,19 @@ class RedisClaims:
         replies = self._replies
         if replies is None or replies.closed or self._loop is not asyncio.get_running_loop():
             replies = await self._connect()
-        return await replies.send(_command(b"SET", key.encode(), b"1", b"NX", b"PXAT", b"%d" % until_ms))
+        return await replies.send(_claim_command(key, until_ms))
+
+    def claim_soon(self, key: str, until_ms: int) -> asyncio.Future[bool]:
+        """`claim`, already under way when this returns, so the caller can work while Redis answers
+        (`RefuseReplayedState` lets the SDK validate the request meanwhile; nothing of the tool
+        runs before the answer). With no other claim in flight the command is written at once
+        (at c=1 the loop would otherwise sit idle for the round trip); with others, it joins this
+        loop turn's one write, as `claim` does. Without a live connection it connects first, in a
+        task. The answer, and every failure, is `claim`'s."""
+        replies = self._replies
+        if replies is None or replies.closed or self._loop is not asyncio.get_running_loop():
+            return asyncio.ensure_future(self.claim(key, until_ms))
+        return replies.send(_claim_command(key, until_ms), now=True)
 
     async def _connect(self) -> _Replies:
         loop = asyncio.get_running_loop()

@@ -42,7 +42,6 @@ from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
-from mcp.server.runner import serve_one
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import (
@@ -240,7 +239,9 @@ class TenantEndpoint:
             progress_token=progress_token_from_params(req.params),
             sink=stream,  # type: ignore[arg-type]  # the one method the context calls: `send(bytes)`
         )
-        handling = serve_one(app, dctx, req.method, req.params, connection=connection, lifespan_state=lifespan_state)
+        handling = sdk.serve_one(
+            app, dctx, req.method, req.params, connection=connection, lifespan_state=lifespan_state
+        )
         with anyio.CancelScope() as cancel_scope:
             stream.watch(cancel_scope)
             try:

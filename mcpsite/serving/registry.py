@@ -92,6 +92,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         }
     # Durable tasks, for a tenant whose toolsets declare task tools (`mcp_tasks`); none otherwise.
     tasks = TasksExtension.for_toolsets([toolsets[n] for n in info.toolsets if n in toolsets])
+    replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
         title=info.name,
@@ -102,7 +103,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         ),
         log_level=settings.LOG_LEVEL,
         # Innermost: runs only once the SDK's request-state boundary has verified the state.
-        middleware=[RefuseReplayedState(redis_url=settings.REDIS_URL)],
+        middleware=[replay_guard],
         extensions=[tasks] if tasks is not None else None,
         **auth_kwargs,
     )
@@ -122,6 +123,8 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             logger.warning("tenant %s enables unknown toolset %r; skipped", info.slug, name)
             continue
         toolset.install(server)
+    # Last, once every handler is registered: they wait for the replay claim sent ahead of them.
+    replay_guard.guard_handlers(sdk.lowlevel_server(server))
     path = tenant_mcp_path(info.slug)
     security = transport_security()
     sdk_app = server.streamable_http_app(
