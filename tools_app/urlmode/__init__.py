@@ -3,8 +3,9 @@
 A resolver decorated with `url_step` returns a step (`Payment`, `Approval`, `Consent`) the way a
 form resolver returns `Elicit`; the tool receives how it ended (`Completed`, `Declined`,
 `Cancelled`, `Expired`) through ``Annotated[UrlOutcome, Resolve(resolver)]``. Every step is a
-row (`approvals.models.Elicitation`), reused by a repeated call, so it survives restarts and is
-completed by a webhook, a staff decision or the user on a page, in whichever process.
+row kept by the registered `UrlStepStore` (`approvals` provides it: an `Elicitation`), reused by a
+repeated call, so it survives restarts and is completed by a webhook, a staff decision or the user
+on a page, in whichever process.
 
 The SDK's resolvers know form questions (`Elicit`) but no URL mode, so the step rides the SDK's
 own machinery and is translated at its public seams (see README, "URL-mode elicitations"):
@@ -12,13 +13,13 @@ own machinery and is translated at its public seams (see README, "URL-mode elici
 - 2025-11-25: the resolver itself asks over the back-channel (`Context.elicit_url`, the row id as
   elicitation id), waits in-call for the row to end, else answers the SDK's
   `UrlElicitationRequiredError` (-32042); ``notifications/elicitation/complete`` follows from
-  whichever process holds the session (`approvals.waiting`).
+  whichever process holds the session (the store's `notify_session_on_end`).
 - 2026-07-28: a pending step is returned to the SDK as a private `Elicit` subclass, so it is
   batched and carried in requestState exactly like the tool's form questions; `UrlModeMiddleware`
   (inside the requestState boundary, installed by `UrlModeToolset`) swaps its rendering for a
   URL-mode request on the way out, records the row id in the state, and takes the client's
   URL-mode answer out again on the way in. A retry whose row is still pending is held open up to
-  ``APPROVALS["HOLD_SECONDS"]`` and otherwise answered with the request state alone.
+  the store's `hold_seconds()` (``APPROVALS["HOLD_SECONDS"]``) and otherwise answered with the request state alone.
 """
 
 from __future__ import annotations
@@ -31,11 +32,9 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
-import anyio
 import pydantic_core
-from channels.db import database_sync_to_async
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import principal_components
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -60,9 +59,6 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict
 
-from approvals import services, waiting
-from approvals.conf import approvals_settings
-from approvals.models import Elicitation, ElicitationNotPending
 from mcpsite.sdk import sdk_tool
 from tools_app.toolsets import CONTEXT_PARAMETER, Toolset, present_as, resolved_parameters, tenant_of
 from tools_app.wirestate import unwrap_state, wire_result, wrap_state
@@ -96,7 +92,7 @@ class Payment(UrlStep):
     description: str = ""
     provider: str = "sandbox"
 
-    kind = Elicitation.Kind.PAYMENT
+    kind = "payment"
 
     @property
     def message(self) -> str:
@@ -113,7 +109,7 @@ class Approval(UrlStep):
     amount: str | Decimal | None = None
     currency: str = "EUR"
 
-    kind = Elicitation.Kind.APPROVAL
+    kind = "approval"
 
     @property
     def message(self) -> str:
@@ -126,7 +122,7 @@ class Consent(UrlStep):
 
     text: str = ""
 
-    kind = Elicitation.Kind.CONSENT
+    kind = "consent"
 
     @property
     def message(self) -> str:
@@ -164,16 +160,85 @@ class Expired(Cancelled):
 UrlOutcome = Completed | Declined | Cancelled
 
 
-def outcome_of(row: Elicitation) -> UrlOutcome:
-    if row.status == Elicitation.Status.COMPLETED:
-        return Completed(row.pk, receipt=dict(row.outcome.get("receipt", row.outcome)))
-    if row.status == Elicitation.Status.DECLINED:
-        return Declined(row.pk, note=str(row.outcome.get("note", "")))
-    if row.status == Elicitation.Status.EXPIRED:
-        return Expired(row.pk, reason="expired")
-    if row.status == Elicitation.Status.CANCELLED:
-        return Cancelled(row.pk, reason=str(row.outcome.get("cancelled_by", "")))
-    raise ValueError(f"elicitation {row.pk} is still pending")
+# --- where steps are kept (the port; `approvals` provides it) --------------------------------
+
+
+@dataclass(frozen=True)
+class PendingStep:
+    """A step's row that has not ended yet: what the client is shown."""
+
+    elicitation_id: str
+    message: str
+    url: str
+    # The store's own handle on the row (it reads it back in `end_by_client`); opaque here.
+    ref: Any = field(default=None, compare=False, repr=False)
+
+
+StepState = UrlOutcome | PendingStep
+
+
+class StepRefused(Exception):
+    """The store opens no row for this step (e.g. the principal's cap); the message says why,
+    to the caller."""
+
+
+class UrlStepStore(Protocol):
+    """Where URL-mode steps are kept and how their end is learnt. The framework knows no rows:
+    the app that keeps them registers one store (`url_step_store_register`) in its ``ready()``."""
+
+    async def open(
+        self,
+        step: UrlStep,
+        *,
+        tenant_id: int,
+        principal: tuple[str, str, str],
+        tool: str,
+        args_digest: str,
+        known_ids: list[str],
+    ) -> StepState:
+        """The row for this step of this call (the one shown, else the live one, else a new one),
+        pending or how it ended. Raises `StepRefused`."""
+        ...
+
+    async def end_by_client(self, step: PendingStep, action: str | None) -> StepState:
+        """The client declined (`action` "decline") or cancelled the step; how the row stands now."""
+        ...
+
+    async def wait_for_end(self, step: PendingStep, seconds: float) -> StepState:
+        """How the row stands after it ended or `seconds` passed, whichever is first."""
+        ...
+
+    def notify_session_on_end(self, elicitation_id: str, session: Any) -> None:
+        """Send this 2025-11-25 session ``notifications/elicitation/complete`` when the row ends."""
+        ...
+
+    def hold_seconds(self) -> float:
+        """How long a 2026-07-28 retry whose row is still pending is held open."""
+        ...
+
+    def legacy_wait_seconds(self) -> float:
+        """How long a 2025-11-25 call waits in-call for the row to end."""
+        ...
+
+
+_store: UrlStepStore | None = None
+
+
+def url_step_store_register(store: UrlStepStore) -> None:
+    global _store
+    _store = store
+
+
+def url_step_store() -> UrlStepStore:
+    if _store is None:
+        raise RuntimeError("no UrlStepStore registered (approvals registers one in ApprovalsConfig.ready())")
+    return _store
+
+
+def _ended(state: StepState) -> UrlOutcome:
+    if isinstance(state, PendingStep):
+        raise ValueError(f"elicitation {state.elicitation_id} is still pending")
+    return state
 
 
 # --- the resolver decorator ---------------------------------------------------------------
@@ -299,27 +364,6 @@ def _require_url_elicitation(ctx: Context[Any, Any], *, tool: str, modern: bool)
     )
 
 
-_reload = database_sync_to_async(lambda pk: Elicitation.objects.get(pk=pk))
-
-
-async def _end_by_client(row: Elicitation, action: str | None) -> Elicitation:
-    end = services.elicitation_decline if action == "decline" else services.elicitation_cancel
-    try:
-        return await database_sync_to_async(end)(elicitation=row, source="client")
-    except ElicitationNotPending:
-        return await _reload(row.pk)
-
-
-async def _wait_for_end(row: Elicitation, seconds: float) -> Elicitation:
-    async with waiting.watching(row.pk) as ended:
-        row = await _reload(row.pk)
-        if row.is_pending and seconds > 0:
-            with anyio.move_on_after(seconds):
-                await ended.wait()
-            row = await _reload(row.pk)
-    return row
-
-
 async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
     modern = _uses_input_required(ctx)
     round_ = _round.get()
@@ -327,68 +371,52 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
         raise RuntimeError("URL-mode steps need their toolset to be a tools_app.urlmode.UrlModeToolset")
     tool, args_digest = _call_identity(ctx)
     _require_url_elicitation(ctx, tool=tool, modern=modern)
+    store = url_step_store()
     try:
-        row = await _open(step, ctx, tool=tool, args_digest=args_digest, round_=round_)
-    except services.TooManyPending as exc:
+        state = await store.open(
+            step,
+            tenant_id=tenant_of(ctx).id,
+            principal=_principal(),
+            tool=tool,
+            args_digest=args_digest,
+            known_ids=list(round_.shown) if round_ is not None else [],
+        )
+    except StepRefused as exc:
         raise ToolError(str(exc)) from exc
-    if not row.is_pending:
-        return outcome_of(row)
+    if not isinstance(state, PendingStep):
+        return state
     if not modern:
-        return await _fulfil_back_channel(row, ctx)
+        return await _fulfil_back_channel(state, ctx, store)
     assert round_ is not None
-    shown = row.pk in round_.shown
+    shown = state.elicitation_id in round_.shown
     if shown:
-        answer = round_.shown[row.pk]
+        answer = round_.shown[state.elicitation_id]
         if answer in ("decline", "cancel"):
-            row = await _end_by_client(row, answer)
+            state = await store.end_by_client(state, answer)
         else:
-            row = await _wait_for_end(row, approvals_settings()["HOLD_SECONDS"])
-        if not row.is_pending:
-            return outcome_of(row)
-    placeholder = f"{row.message} [{row.pk}]"
-    round_.asks[placeholder] = _Ask(elicitation_id=row.pk, message=row.message, url=row.url, shown=shown)
+            state = await store.wait_for_end(state, store.hold_seconds())
+        if not isinstance(state, PendingStep):
+            return state
+    placeholder = f"{state.message} [{state.elicitation_id}]"
+    round_.asks[placeholder] = _Ask(
+        elicitation_id=state.elicitation_id, message=state.message, url=state.url, shown=shown
+    )
     return _UrlAsk(placeholder)
 
 
-async def _open(
-    step: UrlStep, ctx: Context[Any, Any], *, tool: str, args_digest: str, round_: _Round | None
-) -> Elicitation:
-    return await database_sync_to_async(services.elicitation_open)(
-        tenant_id=tenant_of(ctx).id,
-        principal=_principal(),
-        tool=tool,
-        args_digest=args_digest,
-        kind=step.kind,
-        reference=step.reference,
-        message=step.message,
-        payment=(
-            services.PaymentTerms(
-                amount=Decimal(step.amount),
-                currency=step.currency.upper(),
-                description=step.description,
-                provider=step.provider,
-            )
-            if isinstance(step, Payment)
-            else None
-        ),
-        amount=Decimal(step.amount) if isinstance(step, Approval) and step.amount is not None else None,
-        currency=step.currency.upper() if isinstance(step, Approval) and step.amount is not None else "",
-        expires_in=step.expires_in,
-        known_ids=list(round_.shown) if round_ is not None else [],
-    )
-
-
-async def _fulfil_back_channel(row: Elicitation, ctx: Context[Any, Any]) -> UrlOutcome:
+async def _fulfil_back_channel(step: PendingStep, ctx: Context[Any, Any], store: UrlStepStore) -> UrlOutcome:
     """2025-11-25: ask now over the back-channel, then wait in-call for the row to end."""
-    answer = await ctx.elicit_url(row.message, row.url, row.pk)
+    answer = await ctx.elicit_url(step.message, step.url, step.elicitation_id)
     if answer.action != "accept":
-        return outcome_of(await _end_by_client(row, answer.action))
-    waiting.notify_session_on_end(row.pk, ctx.session)
-    row = await _wait_for_end(row, approvals_settings()["LEGACY_WAIT_SECONDS"])
-    if not row.is_pending:
-        return outcome_of(row)
+        return _ended(await store.end_by_client(step, answer.action))
+    store.notify_session_on_end(step.elicitation_id, ctx.session)
+    state = await store.wait_for_end(step, store.legacy_wait_seconds())
+    if not isinstance(state, PendingStep):
+        return state
     # Still open: tell the client to retry once notifications/elicitation/complete names it.
-    raise UrlElicitationRequiredError([ElicitRequestURLParams(message=row.message, url=row.url, elicitation_id=row.pk)])
+    raise UrlElicitationRequiredError(
+        [ElicitRequestURLParams(message=state.message, url=state.url, elicitation_id=state.elicitation_id)]
+    )
 
 
 # --- the middleware and the toolset that installs it --------------------------------------
