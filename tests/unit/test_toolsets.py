@@ -12,7 +12,7 @@ from mcp.server.mcpserver.resolve import Resolve
 from pydantic import BaseModel, Field
 
 from tools_app.discovery import toolset_choices, toolsets
-from tools_app.secrets import UnsafeElicitation
+from tools_app.sensitive import UnsafeElicitation
 from tools_app.toolsets import Elicit, Toolset
 
 
