@@ -15,6 +15,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from approvals.exceptions import ApprovalsError
 from mcpsite.models import Tenant
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def new_elicitation_id() -> str:
     return f"el_{secrets.token_urlsafe(18)}"
 
 
-class ElicitationNotPending(Exception):
+class ElicitationNotPending(ApprovalsError):
     """The row already ended; nothing may complete, decline, cancel or expire it again."""
 
     def __init__(self, *, elicitation: Elicitation) -> None:

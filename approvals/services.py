@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from approvals import signals
 from approvals.conf import approvals_settings
+from approvals.exceptions import ApprovalsError
 from approvals.models import (
     Elicitation,
     ElicitationEvent,
@@ -40,7 +41,7 @@ logger = logging.getLogger(__name__)
 RESOLVED_EVENT = "approvals.resolved"
 
 
-class DuplicateDelivery(Exception):
+class DuplicateDelivery(ApprovalsError):
     """This provider event was already received; it changes nothing a second time."""
 
     def __init__(self, *, provider: str, event_id: str) -> None:
@@ -49,7 +50,7 @@ class DuplicateDelivery(Exception):
         self.event_id = event_id
 
 
-class TooManyPending(Exception):
+class TooManyPending(ApprovalsError):
     """The principal already has `limit` unfinished steps at this tenant; no new row is opened."""
 
     def __init__(self, *, limit: int) -> None:
@@ -60,13 +61,13 @@ class TooManyPending(Exception):
         self.limit = limit
 
 
-class WrongKind(ValueError):
+class WrongKind(ApprovalsError, ValueError):
     def __init__(self, *, elicitation: Elicitation, expected: str) -> None:
         super().__init__(f"elicitation {elicitation.pk} is a {elicitation.kind}, not a {expected}")
         self.elicitation = elicitation
 
 
-class NotYours(PermissionError):
+class NotYours(ApprovalsError, PermissionError):
     """Someone other than the row's principal tried to answer it (another member, another
     tenant's user, or anyone at all for a row that names no principal)."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tools_app.exceptions import ToolsAppError
 from tools_app.urlmode.steps import UrlOutcome, UrlStep
 
 
@@ -23,7 +24,7 @@ class PendingStep:
 StepState = UrlOutcome | PendingStep
 
 
-class StepRefused(Exception):
+class StepRefused(ToolsAppError):
     """The store opens no row for this step (e.g. the principal's cap); the message says why,
     to the caller."""
 
