@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from approvals.exceptions import ApprovalsError
+from approvals.outcomes import Expiry
 from mcpsite.models import Tenant
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
     def expire(self, *, now: datetime) -> int:
         """End these rows as expired in one UPDATE; only rows still pending are touched, so a row
         completed meanwhile (a webhook won the race) stays completed. The bulk twin of `resolve`."""
-        return self.pending().update(status=Elicitation.Status.EXPIRED, outcome={"expired": True}, completed_at=now)
+        return self.pending().update(status=Elicitation.Status.EXPIRED, outcome=Expiry().to_json(), completed_at=now)
 
     def unpublished(self, older_than: datetime) -> ElicitationQuerySet:
         """Ended rows whose "resolved" event never left a process (crash or broker outage)."""

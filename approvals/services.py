@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -31,6 +31,17 @@ from approvals.models import (
     Payment,
     WebhookDelivery,
     new_elicitation_id,
+)
+from approvals.outcomes import (
+    Cancellation,
+    ConsentAnswer,
+    Decision,
+    Declination,
+    Expiry,
+    Outcome,
+    PaidOutOfBand,
+    ProviderReceipt,
+    StaffReceipt,
 )
 from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
 from mcpsite import events
@@ -224,7 +235,7 @@ def _end(
     elicitation_id: str,
     *,
     status: Elicitation.Status,
-    outcome: dict[str, Any] | None = None,
+    outcome: Outcome,
     event: WebhookDelivery | None = None,
     user: Any = None,
     kind: str | None = None,
@@ -239,7 +250,7 @@ def _end(
     row = Elicitation.objects.select_for_update().get(pk=elicitation_id)
     if kind is not None and row.kind != kind:
         raise WrongKind(elicitation=row, expected=kind)
-    row.resolve(status=status, outcome=outcome, event=event, user=user)
+    row.resolve(status=status, outcome=outcome.to_json(), event=event, user=user)
     row.save(update_fields=["status", "outcome", "completed_at", "completed_by_event", "completed_by_user"])
     actor_id = user.pk if user is not None and getattr(user, "is_authenticated", False) else None
     ElicitationEvent.objects.create(
@@ -261,12 +272,12 @@ def approval_decide(
 ) -> Elicitation:
     """A staff decision on an approval: approved completes it, denied declines it.
     `oauth_client`: the API client it came through (each staff action below takes it too)."""
-    decision = "approved" if approve else "denied"
+    decision: Literal["approved", "denied"] = "approved" if approve else "denied"
     by = getattr(user, "get_username", lambda: "")()
     return _end(
         elicitation.pk,
         status=Elicitation.Status.COMPLETED if approve else Elicitation.Status.DECLINED,
-        outcome={"decision": decision, "note": note, "by": by},
+        outcome=Decision(decision=decision, note=note, by=by),
         user=user,
         kind=Elicitation.Kind.APPROVAL,
         source="staff",
@@ -289,7 +300,7 @@ def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicita
     return _end(
         elicitation.pk,
         status=Elicitation.Status.COMPLETED if agree else Elicitation.Status.DECLINED,
-        outcome={"consent": "given" if agree else "refused"},
+        outcome=ConsentAnswer(given=agree),
         user=user,
         kind=Elicitation.Kind.CONSENT,
         source="user",
@@ -299,12 +310,16 @@ def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicita
 @transaction.atomic
 def elicitation_cancel(*, elicitation: Elicitation, source: str) -> Elicitation:
     """The user cancelled (checkout page) or the client declined to open the URL."""
-    return _end(elicitation.pk, status=Elicitation.Status.CANCELLED, outcome={"cancelled_by": source}, source=source)
+    return _end(
+        elicitation.pk, status=Elicitation.Status.CANCELLED, outcome=Cancellation(cancelled_by=source), source=source
+    )
 
 
 @transaction.atomic
 def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation:
-    return _end(elicitation.pk, status=Elicitation.Status.DECLINED, outcome={"declined_by": source}, source=source)
+    return _end(
+        elicitation.pk, status=Elicitation.Status.DECLINED, outcome=Declination(declined_by=source), source=source
+    )
 
 
 # --- staff actions (admin) ------------------------------------------------------------------
@@ -318,14 +333,17 @@ def elicitation_complete_by_staff(
     if not reason.strip():
         raise ValueError("Say why you mark it completed: the reason is kept in the audit trail.")
     by = getattr(user, "get_username", lambda: "")()
-    receipt: dict[str, Any] = {"by": by, "reason": reason, "provider": "staff"}
     payment = Payment.objects.filter(elicitation_id=elicitation.pk).first()
-    if payment is not None:  # the same receipt shape a provider event gives, so tools need no special case
-        receipt |= {"provider_reference": f"staff:{by}", "amount": str(payment.amount), "currency": payment.currency}
+    # The same receipt fields a provider event gives, so tools need no special case.
+    paid = (
+        PaidOutOfBand(provider_reference=f"staff:{by}", amount=str(payment.amount), currency=payment.currency)
+        if payment is not None
+        else None
+    )
     return _end(
         elicitation.pk,
         status=Elicitation.Status.COMPLETED,
-        outcome={"receipt": receipt},
+        outcome=StaffReceipt(by=by, reason=reason, payment=paid),
         user=user,
         source="staff",
         note=reason,
@@ -338,7 +356,7 @@ def elicitation_cancel_by_staff(
     *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
 ) -> Elicitation:
     by = getattr(user, "get_username", lambda: "")()
-    outcome = {"cancelled_by": "staff", "by": by, "reason": reason}
+    outcome = Cancellation(cancelled_by="staff", by=by, reason=reason)
     return _end(
         elicitation.pk,
         status=Elicitation.Status.CANCELLED,
@@ -354,7 +372,7 @@ def elicitation_cancel_by_staff(
 def elicitation_expire_by_staff(
     *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
 ) -> Elicitation:
-    outcome = {"expired": True, "by": getattr(user, "get_username", lambda: "")()}
+    outcome = Expiry(by=getattr(user, "get_username", lambda: "")())
     return _end(
         elicitation.pk,
         status=Elicitation.Status.EXPIRED,
@@ -467,19 +485,19 @@ def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
         if not _matches(payment, event):
             delivery.outcome, delivery.flagged = WebhookDelivery.Outcome.MISMATCH, True
         else:
-            receipt = {
-                "provider": event.provider,
-                "provider_reference": event.provider_reference,
-                "event_id": event.event_id,
-                "amount": str(payment.amount),
-                "currency": payment.currency,
-            }
+            receipt = ProviderReceipt(
+                provider=event.provider,
+                provider_reference=event.provider_reference,
+                event_id=event.event_id,
+                amount=str(payment.amount),
+                currency=payment.currency,
+            )
             payment.provider_reference = event.provider_reference
             payment.save(update_fields=["provider_reference"])
             _end(
                 row.pk,
                 status=Elicitation.Status.COMPLETED,
-                outcome={"receipt": receipt},
+                outcome=receipt,
                 event=delivery,
                 source="webhook",
                 note=f"{delivery.provider} event {delivery.event_id}",

@@ -16,6 +16,7 @@ from channels.db import database_sync_to_async
 from approvals import services, waiting
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationNotPending
+from approvals.outcomes import cancelled_by_of, note_of, outcome_from_json, receipt_of
 from tools_app.urlmode import (
     Approval,
     Cancelled,
@@ -35,13 +36,13 @@ _reload = database_sync_to_async(lambda pk: Elicitation.objects.get(pk=pk))
 def state_of(row: Elicitation) -> StepState:
     """How the row stands, as the tool receives it (or the pending step the client is shown)."""
     if row.status == Elicitation.Status.COMPLETED:
-        return Completed(row.pk, receipt=dict(row.outcome.get("receipt", row.outcome)))
+        return Completed(row.pk, receipt=receipt_of(outcome_from_json(row.outcome)))
     if row.status == Elicitation.Status.DECLINED:
-        return Declined(row.pk, note=str(row.outcome.get("note", "")))
+        return Declined(row.pk, note=note_of(outcome_from_json(row.outcome)))
     if row.status == Elicitation.Status.EXPIRED:
         return Expired(row.pk, reason="expired")
     if row.status == Elicitation.Status.CANCELLED:
-        return Cancelled(row.pk, reason=str(row.outcome.get("cancelled_by", "")))
+        return Cancelled(row.pk, reason=cancelled_by_of(outcome_from_json(row.outcome)))
     return PendingStep(elicitation_id=row.pk, message=row.message, url=row.url, ref=row)
 
 
