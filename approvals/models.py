@@ -192,7 +192,7 @@ class Elicitation(models.Model):
         status: Elicitation.Status,
         outcome: dict[str, Any] | None = None,
         event: WebhookDelivery | None = None,
-        user: Any = None,
+        user: AbstractBaseUser | None = None,
         now: datetime | None = None,
     ) -> None:
         """End this row (in memory; the caller saves it inside its transaction)."""
@@ -204,7 +204,8 @@ class Elicitation(models.Model):
         self.outcome = outcome or {}
         self.completed_at = now or timezone.now()
         self.completed_by_event = event
-        self.completed_by_user = user
+        # Whichever AUTH_USER_MODEL is configured; django-stubs types the key as the default `User`.
+        self.completed_by_user = user  # type: ignore[assignment]
 
 
 class Payment(models.Model):

@@ -14,10 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -82,7 +84,7 @@ class NotYours(ApprovalsError, PermissionError):
     """Someone other than the row's principal tried to answer it (another member, another
     tenant's user, or anyone at all for a row that names no principal)."""
 
-    def __init__(self, *, elicitation: Elicitation, user: Any) -> None:
+    def __init__(self, *, elicitation: Elicitation, user: AbstractBaseUser | AnonymousUser) -> None:
         super().__init__(f"elicitation {elicitation.pk} is not {getattr(user, 'pk', None)!r}'s to answer")
         self.elicitation = elicitation
         self.user = user
@@ -237,7 +239,7 @@ def _end(
     status: Elicitation.Status,
     outcome: Outcome,
     event: WebhookDelivery | None = None,
-    user: Any = None,
+    user: AbstractBaseUser | None = None,
     kind: str | None = None,
     source: str,
     note: str = "",
@@ -268,7 +270,7 @@ def _end(
 
 @transaction.atomic
 def approval_decide(
-    *, elicitation: Elicitation, user: Any, approve: bool, note: str = "", oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, approve: bool, note: str = "", oauth_client: str = ""
 ) -> Elicitation:
     """A staff decision on an approval: approved completes it, denied declines it.
     `oauth_client`: the API client it came through (each staff action below takes it too)."""
@@ -287,7 +289,7 @@ def approval_decide(
 
 
 @transaction.atomic
-def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicitation:
+def consent_give(*, elicitation: Elicitation, user: AbstractBaseUser | AnonymousUser, agree: bool) -> Elicitation:
     """The end user's answer on the consent page; only the row's own principal may give it, and
     who answered is recorded (`completed_by_user`, the audit event's actor).
 
@@ -295,7 +297,8 @@ def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicita
     """
     # The principal columns never change after the row is opened, so checking the caller's copy
     # before `_end` locks the row is as good as checking the locked one.
-    if not elicitation.belongs_to(user):
+    # (An anonymous user is nobody's principal: `belongs_to` says so; the isinstance tells mypy.)
+    if isinstance(user, AnonymousUser) or not elicitation.belongs_to(user):
         raise NotYours(elicitation=elicitation, user=user)
     return _end(
         elicitation.pk,
@@ -327,7 +330,7 @@ def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation
 
 @transaction.atomic
 def elicitation_complete_by_staff(
-    *, elicitation: Elicitation, user: Any, reason: str, oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, reason: str, oauth_client: str = ""
 ) -> Elicitation:
     """Staff mark a step done (e.g. a payment confirmed out of band); the reason is required and audited."""
     if not reason.strip():
@@ -353,7 +356,7 @@ def elicitation_complete_by_staff(
 
 @transaction.atomic
 def elicitation_cancel_by_staff(
-    *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, reason: str = "", oauth_client: str = ""
 ) -> Elicitation:
     by = getattr(user, "get_username", lambda: "")()
     outcome = Cancellation(cancelled_by="staff", by=by, reason=reason)
@@ -370,7 +373,7 @@ def elicitation_cancel_by_staff(
 
 @transaction.atomic
 def elicitation_expire_by_staff(
-    *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, reason: str = "", oauth_client: str = ""
 ) -> Elicitation:
     outcome = Expiry(by=getattr(user, "get_username", lambda: "")())
     return _end(
