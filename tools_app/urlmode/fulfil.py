@@ -47,12 +47,6 @@ from tools_app.urlmode.store import PendingStep, StepRefused, StepState, UrlStep
 INPUT_REQUIRED_VERSION = "2026-07-28"
 
 
-def _ended(state: StepState) -> UrlOutcome:
-    if isinstance(state, PendingStep):
-        raise ValueError(f"elicitation {state.elicitation_id} is still pending")
-    return state
-
-
 # --- the resolver decorator ---------------------------------------------------------------
 
 
@@ -214,6 +208,12 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
         elicitation_id=state.elicitation_id, message=state.message, url=state.url, shown=shown
     )
     return _UrlAsk(placeholder)
+
+
+def _ended(state: StepState) -> UrlOutcome:
+    if isinstance(state, PendingStep):
+        raise ValueError(f"elicitation {state.elicitation_id} is still pending")
+    return state
 
 
 async def _fulfil_back_channel(step: PendingStep, ctx: Context[Any, Any], store: UrlStepStore) -> UrlOutcome:
