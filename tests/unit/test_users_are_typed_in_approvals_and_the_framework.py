@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_users_are_typed_in_approvals_and_the_framework() -> None:
-    untyped = set()
+    untyped: set[str] = set()
     for app in ("approvals", "tools_app"):
         for path in (ROOT / app).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
