@@ -46,7 +46,7 @@ from approvals.outcomes import (
     StaffReceipt,
 )
 from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
-from mcpsite import events
+from mcpsite import broadcast
 from mcpsite.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -220,7 +220,7 @@ def _publish_ended(statuses: Mapping[str, str]) -> int:
 
     async def send_all() -> None:
         for elicitation_id, status in statuses.items():
-            await events.apublish({"type": RESOLVED_EVENT, "elicitation": elicitation_id, "status": status})
+            await broadcast.apublish({"type": RESOLVED_EVENT, "elicitation": elicitation_id, "status": status})
             sent.append(elicitation_id)
 
     try:

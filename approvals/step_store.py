@@ -2,7 +2,7 @@
 
 Registered in `ApprovalsConfig.ready()`, so the framework imports nothing of this app: a step
 opens (or reuses) a row through `services.elicitation_open`, a client's decline or cancel ends it
-through the services, and a wait is woken by the ``approvals.resolved`` broadcast (`waiting`).
+through the services, and a wait is woken by the ``approvals.resolved`` broadcast (`completion_wait`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 from channels.db import database_sync_to_async
 
-from approvals import services, waiting
+from approvals import completion_wait, services
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationNotPending
 from approvals.outcomes import cancelled_by_of, note_of, outcome_from_json, receipt_of
@@ -94,7 +94,7 @@ class ElicitationStepStore:
             return state_of(await _reload(row.pk))
 
     async def wait_for_end(self, step: PendingStep, seconds: float) -> StepState:
-        async with waiting.watching(step.elicitation_id) as ended:
+        async with completion_wait.watching(step.elicitation_id) as ended:
             row = await _reload(step.elicitation_id)
             if row.is_pending and seconds > 0:
                 with anyio.move_on_after(seconds):
@@ -103,7 +103,7 @@ class ElicitationStepStore:
         return state_of(row)
 
     def notify_session_on_end(self, elicitation_id: str, session: Any) -> None:
-        waiting.notify_session_on_end(elicitation_id, session)
+        completion_wait.notify_session_on_end(elicitation_id, session)
 
     def hold_seconds(self) -> float:
         return approvals_settings()["HOLD_SECONDS"]

@@ -116,7 +116,7 @@ class Caller:
 
 
 async def measure(args: argparse.Namespace, token: str) -> None:
-    from mcpsite.asgi import application
+    from mcpsite.serving.asgi import application
 
     lifespan: asyncio.Queue[dict[str, str]] = asyncio.Queue()
     lifespan.put_nowait({"type": "lifespan.startup"})

@@ -13,7 +13,7 @@ from django.utils.html import format_html
 
 from mcpsite.keyring import rotation
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
-from tools_app.discovery import toolset_choices
+from mcpsite.tenancy import toolset_choices
 
 
 class TenantForm(forms.ModelForm):

@@ -8,6 +8,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from mcpsite.tenancy import tenant_audience, tenant_mcp_path, tenant_resource_url
+
 
 class TenantQuerySet(models.QuerySet["Tenant"]):
     def served(self) -> TenantQuerySet:
@@ -46,16 +48,16 @@ class Tenant(models.Model):
 
     @property
     def mcp_path(self) -> str:
-        return f"/t/{self.slug}/mcp"
+        return tenant_mcp_path(self.slug)
 
     def resource_url(self, site_root: str | None = None) -> str:
         """The RFC 8707 resource (and RFC 9728 resource identifier) of this tenant's endpoint."""
-        return f"{(site_root or settings.SITE_ROOT).rstrip('/')}{self.mcp_path}"
+        return tenant_resource_url(self.slug, site_root)
 
     @property
     def audience(self) -> str:
         """The tenant's MCP server name, which is also its requestState audience."""
-        return f"mcpsite:{self.slug}"
+        return tenant_audience(self.slug)
 
 
 class RequestStateKey(models.Model):

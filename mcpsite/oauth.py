@@ -27,6 +27,7 @@ from oauth2_provider.views import (
 )
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from mcpsite.conf import mcpsite_settings
 from mcpsite.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -186,7 +187,7 @@ class VettedMetadataFetcher:
     requires the document's ``client_id`` to be its URL and a public client (no secret)."""
 
     def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
-        metadata, max_age = import_string(settings.MCPSITE_OAUTH_CIMD_FETCHER)().fetch(client_id)
+        metadata, max_age = import_string(mcpsite_settings()["OAUTH_CIMD_FETCHER"])().fetch(client_id)
         try:
             client_metadata_vet(metadata)
         except RegistrationRefused as refused:
@@ -213,7 +214,7 @@ def client_creation_counted(*, way: str, address: str) -> bool:
     False past ``MCPSITE_DCR_PER_HOUR`` this hour."""
     key = f"mcpsite:{way}:{address}"
     cache.add(key, 0, timeout=3600)
-    return bool(cache.incr(key) <= settings.MCPSITE_DCR_PER_HOUR)
+    return bool(cache.incr(key) <= mcpsite_settings()["DCR_PER_HOUR"])
 
 
 class RateLimitedCIMDPermission:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from oauth2_provider.models import Grant
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
@@ -19,7 +20,7 @@ logger = logging.getLogger(__name__)
 GRANTS_SERVED = frozenset({"authorization_code", "refresh_token"})
 
 
-def may_act_at(user: Any, resources: list[str] | None) -> bool:
+def may_act_at(user: AbstractBaseUser | AnonymousUser | None, resources: list[str] | None) -> bool:
     """Whether `user` is active and a member of the served tenant behind every resource (at least one)."""
     if user is None or not user.is_active or not resources:
         return False
@@ -51,7 +52,7 @@ class TenantOAuth2Validator(OAuth2Validator):
             return False
         return self._may_act(request.user, request.refresh_token_instance.resource, "refresh token")
 
-    def _may_act(self, user: Any, resources: list[str] | None, what: str) -> bool:
+    def _may_act(self, user: AbstractBaseUser | AnonymousUser | None, resources: list[str] | None, what: str) -> bool:
         if may_act_at(user, resources):
             return True
         logger.info("%s refused: %s is not an active member of every tenant in %s", what, user, resources)

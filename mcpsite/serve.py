@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=settings.PORT)
     # The benchmark's bare-SDK baseline is served through here too, so both run the same server.
-    parser.add_argument("--app", default="mcpsite.asgi:application")
+    parser.add_argument("--app", default="mcpsite.serving.asgi:application")
     args = parser.parse_args(argv)
 
     import uvicorn

@@ -16,6 +16,7 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from mcpsite.models import Tenant
+from mcpsite.tenancy import toolsets_known
 
 SCRIPT_CLIENT_NAME = "mcpsite scripts"
 
@@ -101,8 +102,7 @@ class TenantRefused(Exception):
 
 
 def _check_toolsets(toolsets: list[str]) -> list[str]:
-    from tools_app.discovery import toolsets as known
-
+    known = toolsets_known()
     unknown = sorted(set(toolsets) - set(known))
     if unknown:
         raise TenantRefused(f"Unknown toolsets: {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Literal, TypedDict, get_args
 from urllib.parse import unquote, urlsplit
 
+from django.core.exceptions import ImproperlyConfigured
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MCPSITE_VAR_DIR", BASE_DIR / "var"))
 
@@ -32,9 +34,23 @@ def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
 def env_bool(name: str, default: bool) -> bool:
+    """A typo (``MCPSITE_DEBUG=ture``) is refused at start-up rather than read as false."""
     value = os.environ.get(name)
-    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+    if value is None:
+        return default
+    word = value.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE or not word:  # set but empty: false, as it always was
+        return False
+    raise ImproperlyConfigured(
+        f"{name}: expected one of {', '.join(_TRUE + _FALSE)} (any case; empty is false), got {value!r}"
+    )
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -121,7 +137,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "mcpsite.urls"
-ASGI_APPLICATION = "mcpsite.asgi.application"
+ASGI_APPLICATION = "mcpsite.serving.asgi.application"
 
 TEMPLATES = [
     {
@@ -203,13 +219,6 @@ SIGNIN: SigninSettings = {
 }
 
 ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)
-# Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
-# many new clients again by Client ID Metadata Document.
-MCPSITE_DCR_PER_HOUR = env_int("MCPSITE_DCR_PER_HOUR", 30)
-# What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
-# e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
-# only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
-MCPSITE_OAUTH_CIMD_FETCHER = env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher")
 OAUTH2_PROVIDER: dict[str, object] = {
     "SCOPES": {
         "mcp": "Call this tenant's MCP tools",
@@ -256,6 +265,8 @@ if REDIS_URL:  # shared by every process: the registration rate limit counts acr
 
 class McpsiteSettings(TypedDict):
     ISSUER: str
+    DCR_PER_HOUR: int
+    OAUTH_CIMD_FETCHER: str
     KEY_ENCRYPTION_KEY: str
     REQUEST_STATE_TTL: float
     POLL_SECONDS: float
@@ -276,6 +287,13 @@ class McpsiteSettings(TypedDict):
 MCPSITE: McpsiteSettings = {
     # The OAuth issuer named in every principal (client, issuer, subject).
     "ISSUER": env_str("MCPSITE_ISSUER", SITE_ROOT),
+    # Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
+    # many new clients again by Client ID Metadata Document.
+    "DCR_PER_HOUR": env_int("MCPSITE_DCR_PER_HOUR", 30),
+    # What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
+    # e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
+    # only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
+    "OAUTH_CIMD_FETCHER": env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher"),
     # Key-encryption key for requestState key material at rest (32+ bytes of secret randomness).
     "KEY_ENCRYPTION_KEY": env_str("MCPSITE_KEY_ENCRYPTION_KEY"),
     # Lifetime of a sealed requestState (seconds).

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import Signal, receiver
 from oauth2_provider.models import AccessToken
 
 from mcpsite import services
-from mcpsite.events import publish_on_commit
+from mcpsite.broadcast import publish_on_commit
 from mcpsite.models import RequestStateKey, Tenant
 
 # A key-ring step (a key added, promoted, retired) was taken. Arguments: ``event`` (the
@@ -58,7 +59,7 @@ def membership_changed(instance: Any, action: str, reverse: bool, pk_set: set[in
 
 
 @receiver(post_save, sender=get_user_model())
-def user_saved(instance: Any, update_fields: frozenset[str] | None = None, **_: Any) -> None:
+def user_saved(instance: AbstractBaseUser, update_fields: frozenset[str] | None = None, **_: Any) -> None:
     """A deactivated user's tokens are revoked (a save that did not write ``is_active`` is skipped)."""
     if not instance.is_active and (update_fields is None or "is_active" in update_fields):
         services.token_revoke_for_member(user_id=instance.pk)

@@ -1,6 +1,26 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
+
+from django.conf import settings
+
+
+# The one definition of a tenant's addresses. Read back (the other way) by
+# `mcpsite.serving.asgi.tenant_slug` and `mcpsite.oauth.tenant_for_resource`.
+def tenant_mcp_path(slug: str) -> str:
+    return f"/t/{slug}/mcp"
+
+
+def tenant_resource_url(slug: str, site_root: str | None = None) -> str:
+    """The RFC 8707 resource (and RFC 9728 resource identifier) of the tenant's endpoint."""
+    return f"{(site_root or settings.SITE_ROOT).rstrip('/')}{tenant_mcp_path(slug)}"
+
+
+def tenant_audience(slug: str) -> str:
+    """The tenant's MCP server name, which is also its requestState audience."""
+    return f"mcpsite:{slug}"
 
 
 @dataclass(frozen=True)
@@ -16,4 +36,27 @@ class TenantInfo:
 
     @property
     def audience(self) -> str:
-        return f"mcpsite:{self.slug}"
+        return tenant_audience(self.slug)
+
+
+class KnownToolset(Protocol):
+    description: str
+
+
+# Which toolsets exist is the framework's knowledge (tools_app discovers them at ready() and hands
+# them here); the core checks and offers a tenant's list against them without importing the
+# framework above it. The mapping is the framework's own, so a toolset found later is seen too.
+_toolsets: Mapping[str, KnownToolset] = {}
+
+
+def toolsets_provide(toolsets: Mapping[str, KnownToolset]) -> None:
+    global _toolsets
+    _toolsets = toolsets
+
+
+def toolsets_known() -> Mapping[str, KnownToolset]:
+    return _toolsets
+
+
+def toolset_choices() -> list[tuple[str, str]]:
+    return [(name, f"{name}: {ts.description}" if ts.description else name) for name, ts in sorted(_toolsets.items())]

@@ -6,6 +6,7 @@ class ToolsAppConfig(AppConfig):
     verbose_name = "Tools"
 
     def ready(self) -> None:
+        from mcpsite import tenancy
         from tools_app.discovery import autodiscover
 
-        autodiscover()
+        tenancy.toolsets_provide(autodiscover())

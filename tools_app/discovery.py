@@ -34,7 +34,3 @@ def autodiscover() -> dict[str, Toolset]:
             toolsets[toolset.name] = toolset
     logger.debug("toolsets discovered: %s", ", ".join(sorted(toolsets)))
     return toolsets
-
-
-def toolset_choices() -> list[tuple[str, str]]:
-    return [(name, f"{name}: {ts.description}" if ts.description else name) for name, ts in sorted(toolsets.items())]

@@ -11,7 +11,7 @@ import pytest
 from starlette.types import Message
 
 from bench.asgi import post_scope
-from mcpsite.registry import build_server
+from mcpsite.serving.registry import build_server
 from mcpsite.tenancy import TenantInfo
 from tests.conftest import Cast, LiveServer
 
@@ -61,7 +61,7 @@ def test_a_client_leaving_mid_body_logs_one_line_and_no_traceback(live: LiveServ
     lines = tail.splitlines()
     assert len(lines) == 1, lines
     assert lines[0].endswith(
-        " INFO mcpsite.modern: client 127.0.0.1 left mid-body on POST /t/demo/mcp; nothing answered"
+        " INFO mcpsite.serving.endpoint: client 127.0.0.1 left mid-body on POST /t/demo/mcp; nothing answered"
     )
 
 

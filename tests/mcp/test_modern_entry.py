@@ -1,4 +1,4 @@
-"""The 2026-07-28 entry (`mcpsite.modern.TenantEndpoint`): the SDK's answers on a shorter path.
+"""The 2026-07-28 entry (`mcpsite.serving.endpoint.TenantEndpoint`): the SDK's answers on a shorter path.
 
 In process, every request below goes once through our entry and once through the SDK's own app
 for the same tenant server, and both must answer alike (status, content type, body). Then,
@@ -18,9 +18,9 @@ import pytest
 from starlette.types import Scope
 
 from bench.asgi import Exchange, post_scope
-from mcpsite import modern
-from mcpsite.modern import TenantEndpoint
-from mcpsite.registry import build_server
+from mcpsite.serving import endpoint as endpoint_module
+from mcpsite.serving.endpoint import TenantEndpoint
+from mcpsite.serving.registry import build_server
 from mcpsite.tenancy import TenantInfo
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import modern_post, raw_post
@@ -163,7 +163,7 @@ async def test_a_client_that_leaves_cancels_the_call(endpoint: TenantEndpoint) -
 
 @pytest.mark.anyio
 async def test_a_long_quiet_call_turns_to_sse_and_pings(endpoint: TenantEndpoint, monkeypatch: Any) -> None:
-    monkeypatch.setattr(modern, "_SSE_PING_INTERVAL", 0.12)  # the SDK's is 15 s
+    monkeypatch.setattr(endpoint_module, "_SSE_PING_INTERVAL", 0.12)  # the SDK's is 15 s
     body = call("test_reconnection")
     exchange = Exchange(body)
     await endpoint(scope(body, {"mcp-name": "test_reconnection"}, []), exchange.receive, exchange.send)

@@ -7,8 +7,8 @@ from django.test import override_settings
 
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
-from mcpsite.registry import build_server
 from mcpsite.sdk import OpenTelemetryMiddleware
+from mcpsite.serving.registry import build_server
 from mcpsite.tenancy import TenantInfo
 
 INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo",), version="v1")

@@ -11,7 +11,8 @@ from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver.resolve import Resolve
 from pydantic import BaseModel, Field
 
-from tools_app.discovery import toolset_choices, toolsets
+from mcpsite.tenancy import toolset_choices
+from tools_app.discovery import toolsets
 from tools_app.sensitive import UnsafeElicitation
 from tools_app.toolsets import Elicit, Toolset
 

@@ -1,4 +1,4 @@
-"""The one ASGI entry: ``uvicorn mcpsite.asgi:application``.
+"""The one ASGI entry: ``uvicorn mcpsite.serving.asgi:application``.
 
 MCP paths (``/t/<slug>/mcp`` and its RFC 9728 metadata) go to the tenant's MCP app, the
 lifespan runs the tenant registry and its loops, and everything else goes to Django. Django
@@ -24,8 +24,9 @@ django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
-from mcpsite import cors, runtime  # noqa: E402
-from mcpsite.registry import registry  # noqa: E402
+from mcpsite import cors  # noqa: E402
+from mcpsite.serving import background  # noqa: E402
+from mcpsite.serving.registry import registry  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ async def _lifespan(scope: Scope, receive: Receive, send: Send) -> None:
     await receive()  # lifespan.startup
     started = False
     try:
-        async with runtime.running():
+        async with background.running():
             # Everything built at start-up (Django, the apps, every tenant's server) lives as long
             # as the process: move it out of the collector's reach. Otherwise each full collection
             # walks those ~140k objects, a ~60 ms pause every few hundred calls under load

@@ -26,9 +26,9 @@ from starlette.types import ASGIApp
 from mcpsite import protocol_methods, sdk
 from mcpsite.auth import TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
-from mcpsite.modern import TenantEndpoint
-from mcpsite.sessions import CappedSessionManager
-from mcpsite.tenancy import TenantInfo
+from mcpsite.serving.endpoint import TenantEndpoint
+from mcpsite.serving.sessions import CappedSessionManager
+from mcpsite.tenancy import TenantInfo, tenant_mcp_path, tenant_resource_url
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     from tools_app.discovery import toolsets
 
     mcpsite = settings.MCPSITE
-    resource_url = f"{settings.SITE_ROOT}/t/{info.slug}/mcp"
+    resource_url = tenant_resource_url(info.slug)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[TenantInfo]) -> AsyncIterator[TenantInfo]:
@@ -116,7 +116,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             logger.warning("tenant %s enables unknown toolset %r; skipped", info.slug, name)
             continue
         toolset.install(server)
-    path = f"/t/{info.slug}/mcp"
+    path = tenant_mcp_path(info.slug)
     security = transport_security()
     sdk_app = server.streamable_http_app(
         streamable_http_path=path,

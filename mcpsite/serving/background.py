@@ -11,12 +11,11 @@ import anyio
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from approvals import waiting
-from mcpsite import beat, events
+from mcpsite import beat, broadcast
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import heartbeat_beat, heartbeat_forget, ring
-from mcpsite.registry import registry
+from mcpsite.serving.registry import registry
 
 logger = logging.getLogger(__name__)
 
@@ -27,23 +26,22 @@ def _reload_ring() -> None:
         heartbeat_beat()
 
 
-async def _on_keyring_changed(_: events.Event) -> None:
+async def _on_keyring_changed(_: broadcast.Event) -> None:
     await database_sync_to_async(_reload_ring)()
 
 
-async def _on_tenants_changed(_: events.Event) -> None:
+async def _on_tenants_changed(_: broadcast.Event) -> None:
     await registry.refresh()
 
 
-async def _on_token_changed(event: events.Event) -> None:
+async def _on_token_changed(event: broadcast.Event) -> None:
     tokens.evict(str(event.get("checksum", "")))
 
 
-HANDLERS: dict[str, events.Handler] = {
+HANDLERS: dict[str, broadcast.Handler] = {
     "keyring.changed": _on_keyring_changed,
     "tenants.changed": _on_tenants_changed,
     "token.changed": _on_token_changed,
-    "approvals.resolved": waiting.on_resolved,
 }
 
 
@@ -62,7 +60,7 @@ async def _poll(interval: float) -> None:
 async def _listen() -> None:
     while True:
         try:
-            await events.listen(HANDLERS)
+            await broadcast.listen({**broadcast.registered(), **HANDLERS})
         except Exception:
             logger.exception("broadcast listener failed; reconnecting")
             await anyio.sleep(1.0)

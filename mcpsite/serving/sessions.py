@@ -17,7 +17,7 @@ openings cannot overshoot it:
   free a slot.
 
 Only requests that open a session reach the cap code; requests of an open session pay one
-``try``, and 2026-07-28 requests never reach the session manager (`mcpsite.modern`).
+``try``, and 2026-07-28 requests never reach the session manager (`mcpsite.serving.endpoint`).
 
 The SDK builds its manager inside ``streamable_http_app`` with no factory to pass, and the app's
 route and ``server.session_manager`` both hold that instance, so it is adopted in place

@@ -1,7 +1,8 @@
 """Who in this process waits for an elicitation to end, and the handler that tells them.
 
 Two kinds of waiter, both process-local and both fed by the ``approvals.resolved`` broadcast
-(`on_resolved`, registered in `mcpsite.runtime.HANDLERS`), whichever process ended the row:
+(`on_resolved`, registered on the broadcast in `ApprovalsConfig.ready()`), whichever process ended
+the row:
 
 - a round held open (2026-07-28) or a call waiting in-call (2025-11-25): an `anyio.Event`;
 - a 2025-11-25 session that was shown the URL: it gets ``notifications/elicitation/complete``
@@ -23,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from mcpsite import events
+from mcpsite import broadcast
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def notify_session_on_end(elicitation_id: str, session: Any) -> None:
         sessions.append(session)
 
 
-async def on_resolved(event: events.Event) -> None:
+async def on_resolved(event: broadcast.Event) -> None:
     elicitation_id = str(event.get("elicitation", ""))
     _, sessions = _sessions.pop(elicitation_id, (0.0, []))
     for session in sessions:

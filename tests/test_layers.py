@@ -1,0 +1,102 @@
+"""The layers of ARCHITECTURE.md, held by reading every import (``ast``, lazy ones included).
+
+Bottom to top: the core (`mcpsite`), the framework (`tools_app`), the apps (`approvals`, then
+`notifications` and `operator_api` beside each other), the toolsets (`tools_app.tools.*`: tools
+are application code, so they may use approvals) and the composition root (`mcpsite.serving`,
+with the process command `mcpsite.serve`), the only layer that imports everything.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("mcpsite", "tools_app", "approvals", "notifications", "operator_api")
+EVERYTHING = {"core", "framework", "toolsets", "approvals", "notifications", "operator_api", "root"}
+
+# layer -> the layers its modules may import
+ALLOWED: dict[str, set[str]] = {
+    "core": {"core"},
+    "framework": {"core", "framework"},
+    "approvals": {"core", "framework", "approvals"},
+    "notifications": {"core", "framework", "approvals", "notifications"},
+    "operator_api": {"core", "framework", "approvals", "operator_api"},
+    "toolsets": {"core", "framework", "approvals", "toolsets"},
+    "root": EVERYTHING,
+}
+
+# (importing module, imported top-level package) -> why it is still allowed
+EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+
+def layer_of(module: str) -> str | None:
+    if module == "mcpsite.serve" or module == "mcpsite.serving" or module.startswith("mcpsite.serving."):
+        return "root"
+    top = module.split(".")[0]
+    if top == "mcpsite":
+        return "core"
+    if module == "tools_app.tools" or module.startswith("tools_app.tools."):
+        return "toolsets"
+    if top == "tools_app":
+        return "framework"
+    if top in PACKAGES:
+        return top
+    return None  # the standard library or a third party
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            names.add(target)
+            # `from mcpsite import serving` imports the submodule, not just a name
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+    return names
+
+
+def violations() -> list[str]:
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            module = module_name(path)
+            own = layer_of(module)
+            assert own is not None
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for target in sorted(imported(tree, module, path.name == "__init__.py")):
+                other = layer_of(target)
+                if other is None or other in ALLOWED[own]:
+                    continue
+                if (module, target.split(".")[0]) in EXCEPTIONS:
+                    continue
+                found.append(f"{module} ({own}) imports {target} ({other})")
+    return found
+
+
+def test_no_module_imports_against_the_layers() -> None:
+    assert violations() == []
+
+
+def test_the_layers_are_read_as_documented() -> None:
+    assert layer_of("mcpsite.serving.registry") == "root"
+    assert layer_of("mcpsite.serve") == "root"
+    assert layer_of("mcpsite.broadcast") == "core"
+    assert layer_of("tools_app.toolsets") == "framework"
+    assert layer_of("tools_app.tools.payments") == "toolsets"
+    assert layer_of("approvals.completion_wait") == "approvals"
+    assert layer_of("django.conf") is None

@@ -1,0 +1,46 @@
+"""A tenant's endpoint path, resource URL and audience are spelt in one place
+(`mcpsite.tenancy`), and the row, the running server's info and the server agree with it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from django.conf import settings
+
+from mcpsite.models import Tenant
+from mcpsite.tenancy import TenantInfo, tenant_audience, tenant_mcp_path, tenant_resource_url
+
+ROOT = Path(__file__).resolve().parents[2]
+# an f-string building `/t/<slug>/mcp` or `mcpsite:<slug>`
+SPELLINGS = re.compile(r"""f["'][^"']*(/t/\{|mcpsite:\{[^}]*slug)""")
+
+
+def test_the_addresses_are_what_clients_and_tokens_use() -> None:
+    assert tenant_mcp_path("acme") == "/t/acme/mcp"
+    assert tenant_resource_url("acme") == f"{settings.SITE_ROOT}/t/acme/mcp"
+    assert tenant_resource_url("acme", "https://mcp.example/") == "https://mcp.example/t/acme/mcp"
+    assert tenant_audience("acme") == "mcpsite:acme"
+
+
+def test_the_row_and_the_running_server_agree_with_the_one_definition() -> None:
+    row = Tenant(slug="acme")
+    info = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=(), version="v1")
+    assert (row.mcp_path, row.resource_url(), row.audience) == (
+        "/t/acme/mcp",
+        tenant_resource_url("acme"),
+        "mcpsite:acme",
+    )
+    assert info.audience == "mcpsite:acme"
+
+
+def test_no_other_module_spells_a_tenants_address() -> None:
+    spelt = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for package in ("mcpsite", "tools_app", "approvals", "notifications", "operator_api")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path != ROOT / "mcpsite" / "tenancy.py"
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if SPELLINGS.search(line)
+    ]
+    assert spelt == []
