@@ -26,6 +26,7 @@ from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPendin
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 
 def name_principals(rows: Iterable[Elicitation]) -> None:
@@ -117,7 +118,7 @@ STAFF_ACTIONS: dict[str, str] = {
 }
 
 
-def staff_end(row: Elicitation, button: str, user: Any, note: str) -> Elicitation:
+def staff_end(row: Elicitation, button: str, user: AbstractBaseUser, note: str) -> Elicitation:
     if button in ("_approve", "_deny"):
         return services.approval_decide(elicitation=row, user=user, approve=button == "_approve", note=note)
     if button == "_complete":
@@ -263,7 +264,8 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         if button is None:
             return HttpResponse("no action chosen", status=400)
         try:
-            staff_end(row, button, request.user, request.POST.get("note", "").strip())
+            # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
+            staff_end(row, button, request.user, request.POST.get("note", "").strip())  # type: ignore[arg-type]
         except (ElicitationNotPending, services.WrongKind, ValueError) as exc:
             self.message_user(request, str(exc), messages.WARNING)
         else:
@@ -274,7 +276,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         done = skipped = 0
         for row in queryset.filter(status=Elicitation.Status.PENDING):
             try:
-                staff_end(row, button, request.user, "")
+                staff_end(row, button, request.user, "")  # type: ignore[arg-type]
             except (ElicitationNotPending, services.WrongKind, ValueError):
                 skipped += 1
             else:

@@ -15,6 +15,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from approvals.exceptions import ApprovalsError
+from approvals.outcomes import Expiry
 from mcpsite.models import Tenant
 
 if TYPE_CHECKING:
@@ -28,7 +30,7 @@ def new_elicitation_id() -> str:
     return f"el_{secrets.token_urlsafe(18)}"
 
 
-class ElicitationNotPending(Exception):
+class ElicitationNotPending(ApprovalsError):
     """The row already ended; nothing may complete, decline, cancel or expire it again."""
 
     def __init__(self, *, elicitation: Elicitation) -> None:
@@ -73,7 +75,7 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
     def expire(self, *, now: datetime) -> int:
         """End these rows as expired in one UPDATE; only rows still pending are touched, so a row
         completed meanwhile (a webhook won the race) stays completed. The bulk twin of `resolve`."""
-        return self.pending().update(status=Elicitation.Status.EXPIRED, outcome={"expired": True}, completed_at=now)
+        return self.pending().update(status=Elicitation.Status.EXPIRED, outcome=Expiry().to_json(), completed_at=now)
 
     def unpublished(self, older_than: datetime) -> ElicitationQuerySet:
         """Ended rows whose "resolved" event never left a process (crash or broker outage)."""
@@ -190,7 +192,7 @@ class Elicitation(models.Model):
         status: Elicitation.Status,
         outcome: dict[str, Any] | None = None,
         event: WebhookDelivery | None = None,
-        user: Any = None,
+        user: AbstractBaseUser | None = None,
         now: datetime | None = None,
     ) -> None:
         """End this row (in memory; the caller saves it inside its transaction)."""
@@ -202,7 +204,8 @@ class Elicitation(models.Model):
         self.outcome = outcome or {}
         self.completed_at = now or timezone.now()
         self.completed_by_event = event
-        self.completed_by_user = user
+        # Whichever AUTH_USER_MODEL is configured; django-stubs types the key as the default `User`.
+        self.completed_by_user = user  # type: ignore[assignment]
 
 
 class Payment(models.Model):

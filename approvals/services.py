@@ -14,22 +14,36 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Literal
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from approvals import signals
 from approvals.conf import approvals_settings
+from approvals.exceptions import ApprovalsError
 from approvals.models import (
     Elicitation,
     ElicitationEvent,
     Payment,
     WebhookDelivery,
     new_elicitation_id,
+)
+from approvals.outcomes import (
+    Cancellation,
+    ConsentAnswer,
+    Decision,
+    Declination,
+    Expiry,
+    Outcome,
+    PaidOutOfBand,
+    ProviderReceipt,
+    StaffReceipt,
 )
 from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
 from mcpsite import broadcast
@@ -40,7 +54,7 @@ logger = logging.getLogger(__name__)
 RESOLVED_EVENT = "approvals.resolved"
 
 
-class DuplicateDelivery(Exception):
+class DuplicateDelivery(ApprovalsError):
     """This provider event was already received; it changes nothing a second time."""
 
     def __init__(self, *, provider: str, event_id: str) -> None:
@@ -49,7 +63,7 @@ class DuplicateDelivery(Exception):
         self.event_id = event_id
 
 
-class TooManyPending(Exception):
+class TooManyPending(ApprovalsError):
     """The principal already has `limit` unfinished steps at this tenant; no new row is opened."""
 
     def __init__(self, *, limit: int) -> None:
@@ -60,17 +74,17 @@ class TooManyPending(Exception):
         self.limit = limit
 
 
-class WrongKind(ValueError):
+class WrongKind(ApprovalsError, ValueError):
     def __init__(self, *, elicitation: Elicitation, expected: str) -> None:
         super().__init__(f"elicitation {elicitation.pk} is a {elicitation.kind}, not a {expected}")
         self.elicitation = elicitation
 
 
-class NotYours(PermissionError):
+class NotYours(ApprovalsError, PermissionError):
     """Someone other than the row's principal tried to answer it (another member, another
     tenant's user, or anyone at all for a row that names no principal)."""
 
-    def __init__(self, *, elicitation: Elicitation, user: Any) -> None:
+    def __init__(self, *, elicitation: Elicitation, user: AbstractBaseUser | AnonymousUser) -> None:
         super().__init__(f"elicitation {elicitation.pk} is not {getattr(user, 'pk', None)!r}'s to answer")
         self.elicitation = elicitation
         self.user = user
@@ -223,9 +237,9 @@ def _end(
     elicitation_id: str,
     *,
     status: Elicitation.Status,
-    outcome: dict[str, Any] | None = None,
+    outcome: Outcome,
     event: WebhookDelivery | None = None,
-    user: Any = None,
+    user: AbstractBaseUser | None = None,
     kind: str | None = None,
     source: str,
     note: str = "",
@@ -238,7 +252,7 @@ def _end(
     row = Elicitation.objects.select_for_update().get(pk=elicitation_id)
     if kind is not None and row.kind != kind:
         raise WrongKind(elicitation=row, expected=kind)
-    row.resolve(status=status, outcome=outcome, event=event, user=user)
+    row.resolve(status=status, outcome=outcome.to_json(), event=event, user=user)
     row.save(update_fields=["status", "outcome", "completed_at", "completed_by_event", "completed_by_user"])
     actor_id = user.pk if user is not None and getattr(user, "is_authenticated", False) else None
     ElicitationEvent.objects.create(
@@ -257,16 +271,16 @@ def _end(
 
 @transaction.atomic
 def approval_decide(
-    *, elicitation: Elicitation, user: Any, approve: bool, note: str = "", oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, approve: bool, note: str = "", oauth_client: str = ""
 ) -> Elicitation:
     """A staff decision on an approval: approved completes it, denied declines it.
     `oauth_client`: the API client it came through (each staff action below takes it too)."""
-    decision = "approved" if approve else "denied"
+    decision: Literal["approved", "denied"] = "approved" if approve else "denied"
     by = getattr(user, "get_username", lambda: "")()
     return _end(
         elicitation.pk,
         status=Elicitation.Status.COMPLETED if approve else Elicitation.Status.DECLINED,
-        outcome={"decision": decision, "note": note, "by": by},
+        outcome=Decision(decision=decision, note=note, by=by),
         user=user,
         kind=Elicitation.Kind.APPROVAL,
         source="staff",
@@ -276,7 +290,7 @@ def approval_decide(
 
 
 @transaction.atomic
-def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicitation:
+def consent_give(*, elicitation: Elicitation, user: AbstractBaseUser | AnonymousUser, agree: bool) -> Elicitation:
     """The end user's answer on the consent page; only the row's own principal may give it, and
     who answered is recorded (`completed_by_user`, the audit event's actor).
 
@@ -284,12 +298,13 @@ def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicita
     """
     # The principal columns never change after the row is opened, so checking the caller's copy
     # before `_end` locks the row is as good as checking the locked one.
-    if not elicitation.belongs_to(user):
+    # (An anonymous user is nobody's principal: `belongs_to` says so; the isinstance tells mypy.)
+    if isinstance(user, AnonymousUser) or not elicitation.belongs_to(user):
         raise NotYours(elicitation=elicitation, user=user)
     return _end(
         elicitation.pk,
         status=Elicitation.Status.COMPLETED if agree else Elicitation.Status.DECLINED,
-        outcome={"consent": "given" if agree else "refused"},
+        outcome=ConsentAnswer(given=agree),
         user=user,
         kind=Elicitation.Kind.CONSENT,
         source="user",
@@ -299,12 +314,16 @@ def consent_give(*, elicitation: Elicitation, user: Any, agree: bool) -> Elicita
 @transaction.atomic
 def elicitation_cancel(*, elicitation: Elicitation, source: str) -> Elicitation:
     """The user cancelled (checkout page) or the client declined to open the URL."""
-    return _end(elicitation.pk, status=Elicitation.Status.CANCELLED, outcome={"cancelled_by": source}, source=source)
+    return _end(
+        elicitation.pk, status=Elicitation.Status.CANCELLED, outcome=Cancellation(cancelled_by=source), source=source
+    )
 
 
 @transaction.atomic
 def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation:
-    return _end(elicitation.pk, status=Elicitation.Status.DECLINED, outcome={"declined_by": source}, source=source)
+    return _end(
+        elicitation.pk, status=Elicitation.Status.DECLINED, outcome=Declination(declined_by=source), source=source
+    )
 
 
 # --- staff actions (admin) ------------------------------------------------------------------
@@ -312,20 +331,23 @@ def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation
 
 @transaction.atomic
 def elicitation_complete_by_staff(
-    *, elicitation: Elicitation, user: Any, reason: str, oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, reason: str, oauth_client: str = ""
 ) -> Elicitation:
     """Staff mark a step done (e.g. a payment confirmed out of band); the reason is required and audited."""
     if not reason.strip():
         raise ValueError("Say why you mark it completed: the reason is kept in the audit trail.")
     by = getattr(user, "get_username", lambda: "")()
-    receipt: dict[str, Any] = {"by": by, "reason": reason, "provider": "staff"}
     payment = Payment.objects.filter(elicitation_id=elicitation.pk).first()
-    if payment is not None:  # the same receipt shape a provider event gives, so tools need no special case
-        receipt |= {"provider_reference": f"staff:{by}", "amount": str(payment.amount), "currency": payment.currency}
+    # The same receipt fields a provider event gives, so tools need no special case.
+    paid = (
+        PaidOutOfBand(provider_reference=f"staff:{by}", amount=str(payment.amount), currency=payment.currency)
+        if payment is not None
+        else None
+    )
     return _end(
         elicitation.pk,
         status=Elicitation.Status.COMPLETED,
-        outcome={"receipt": receipt},
+        outcome=StaffReceipt(by=by, reason=reason, payment=paid),
         user=user,
         source="staff",
         note=reason,
@@ -335,10 +357,10 @@ def elicitation_complete_by_staff(
 
 @transaction.atomic
 def elicitation_cancel_by_staff(
-    *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, reason: str = "", oauth_client: str = ""
 ) -> Elicitation:
     by = getattr(user, "get_username", lambda: "")()
-    outcome = {"cancelled_by": "staff", "by": by, "reason": reason}
+    outcome = Cancellation(cancelled_by="staff", by=by, reason=reason)
     return _end(
         elicitation.pk,
         status=Elicitation.Status.CANCELLED,
@@ -352,9 +374,9 @@ def elicitation_cancel_by_staff(
 
 @transaction.atomic
 def elicitation_expire_by_staff(
-    *, elicitation: Elicitation, user: Any, reason: str = "", oauth_client: str = ""
+    *, elicitation: Elicitation, user: AbstractBaseUser, reason: str = "", oauth_client: str = ""
 ) -> Elicitation:
-    outcome = {"expired": True, "by": getattr(user, "get_username", lambda: "")()}
+    outcome = Expiry(by=getattr(user, "get_username", lambda: "")())
     return _end(
         elicitation.pk,
         status=Elicitation.Status.EXPIRED,
@@ -468,19 +490,19 @@ def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
         if not _matches(payment, event):
             delivery.outcome, delivery.flagged = WebhookDelivery.Outcome.MISMATCH, True
         else:
-            receipt = {
-                "provider": event.provider,
-                "provider_reference": event.provider_reference,
-                "event_id": event.event_id,
-                "amount": str(payment.amount),
-                "currency": payment.currency,
-            }
+            receipt = ProviderReceipt(
+                provider=event.provider,
+                provider_reference=event.provider_reference,
+                event_id=event.event_id,
+                amount=str(payment.amount),
+                currency=payment.currency,
+            )
             payment.provider_reference = event.provider_reference
             payment.save(update_fields=["provider_reference"])
             _end(
                 row.pk,
                 status=Elicitation.Status.COMPLETED,
-                outcome={"receipt": receipt},
+                outcome=receipt,
                 event=delivery,
                 source="webhook",
                 note=f"{delivery.provider} event {delivery.event_id}",

@@ -12,9 +12,10 @@ import socket
 from urllib.parse import urlsplit
 
 from notifications.conf import notifications_settings
+from notifications.exceptions import NotificationsError
 
 
-class EndpointRefused(ValueError):
+class EndpointRefused(NotificationsError, ValueError):
     """The URL may not receive notifications; `reason` says why (shown to staff, recorded on attempts)."""
 
     def __init__(self, *, url: str, reason: str) -> None:

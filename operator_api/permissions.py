@@ -14,8 +14,10 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from operator_api.exceptions import OperatorApiError
 
-class InsufficientScope(PermissionDenied):
+
+class InsufficientScope(OperatorApiError, PermissionDenied):
     """403 with ``WWW-Authenticate: Bearer error="insufficient_scope"`` (RFC 6750 section 3.1)."""
 
     def __init__(self, *, scope: str) -> None:

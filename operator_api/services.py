@@ -7,11 +7,12 @@ from django.db import transaction
 from oauth2_provider.generators import generate_client_secret
 from oauth2_provider.models import Application
 
+from operator_api.exceptions import OperatorApiError
 from operator_api.models import OperatorClient
 from operator_api.scopes import OPERATOR_SCOPES
 
 
-class OperatorClientRefused(Exception):
+class OperatorClientRefused(OperatorApiError):
     """No such client is created; the message says why."""
 
 

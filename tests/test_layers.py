@@ -28,8 +28,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 # (importing module, imported top-level package) -> why it is still allowed
-EXCEPTIONS = {
-    ("tools_app.urlmode", "approvals"): "issue 14 item 4 (urlmode package) removes this",
+EXCEPTIONS: dict[tuple[str, str], str] = {
     # A Celery worker serves no tenant, so a task's run builds the tenant's server through the
     # composition root; a server factory handed down at ready() would remove this.
     ("mcp_tasks.execution", "mcpsite.serving.registry"): "issue 16: a task run needs its tenant's server",

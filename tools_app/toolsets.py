@@ -24,7 +24,7 @@ from mcp_types import InputRequiredResult
 from pydantic import BaseModel
 
 from mcpsite.tenancy import TenantInfo
-from tools_app.secrets import check_form_schema, check_resolvers
+from tools_app.sensitive import check_form_schema, check_resolvers
 from tools_app.tasking import TaskMode, TaskSupport, handing_over
 from tools_app.wirenames import WireNames, WireNamesMiddleware, wire_names
 

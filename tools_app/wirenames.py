@@ -36,6 +36,7 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.methods import is_input_required
 from mcp_types.version import is_version_at_least
 
+from tools_app.exceptions import ToolsAppError
 from tools_app.wirestate import unwrap_state, wire_result, wrap_state
 
 _INPUT_REQUIRED_VERSION = "2026-07-28"
@@ -50,7 +51,7 @@ class Resolve(SdkResolve):
         self.name = name
 
 
-class WireNameConflict(ValueError):
+class WireNameConflict(ToolsAppError, ValueError):
     """Two different questions of one tool would share a public name."""
 
 

@@ -17,9 +17,10 @@ from typing import Any, Protocol
 import stripe
 
 from approvals.conf import approvals_settings
+from approvals.exceptions import ApprovalsError
 
 
-class WebhookRejected(Exception):
+class WebhookRejected(ApprovalsError):
     """A delivery that proves nothing (bad or missing signature, stale, malformed): answer 400, change nothing."""
 
     def __init__(self, *, reason: str) -> None:
@@ -27,7 +28,7 @@ class WebhookRejected(Exception):
         self.reason = reason
 
 
-class UnknownProvider(LookupError):
+class UnknownProvider(ApprovalsError, LookupError):
     pass
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from approvals.exceptions import ApprovalsError
+
 logger = logging.getLogger(__name__)
 
 # The largest `Payment.amount` (12 digits, 2 of them decimals) in minor units: anything larger
@@ -44,7 +46,7 @@ class StripeEvent(_Wire):
     data: EventData
 
 
-class MalformedEvent(ValueError):
+class MalformedEvent(ApprovalsError, ValueError):
     pass
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from mcpsite.tenancy import toolset_choices
 from tools_app.discovery import toolsets
-from tools_app.secrets import UnsafeElicitation
+from tools_app.sensitive import UnsafeElicitation
 from tools_app.toolsets import Elicit, Toolset
 
 

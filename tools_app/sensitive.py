@@ -13,6 +13,8 @@ from mcp.server.mcpserver.resolve import Elicit as SdkElicit
 from mcp.server.mcpserver.resolve import find_resolved_parameters
 from pydantic import BaseModel
 
+from tools_app.exceptions import ToolsAppError
+
 _SECRET_WORDS = (
     "password",
     "passwd",
@@ -31,7 +33,7 @@ _SECRET_WORDS = (
 )
 
 
-class UnsafeElicitation(TypeError):
+class UnsafeElicitation(ToolsAppError, TypeError):
     """A form elicitation whose schema asks for a secret."""
 
     def __init__(self, *, field: str, where: str) -> None:

@@ -1,0 +1,70 @@
+"""URL-mode steps for tool authors: payments, staff approvals and consent, resolver style.
+
+A resolver decorated with `url_step` returns a step (`Payment`, `Approval`, `Consent`) the way a
+form resolver returns `Elicit`; the tool receives how it ended (`Completed`, `Declined`,
+`Cancelled`, `Expired`) through ``Annotated[UrlOutcome, Resolve(resolver)]``. Every step is a
+row kept by the registered `UrlStepStore` (`approvals` provides it: an `Elicitation`), reused by a
+repeated call, so it survives restarts and is completed by a webhook, a staff decision or the user
+on a page, in whichever process.
+
+The SDK's resolvers know form questions (`Elicit`) but no URL mode, so the step rides the SDK's
+own machinery and is translated at its public seams (see README, "URL-mode elicitations"):
+
+- 2025-11-25: the resolver itself asks over the back-channel (`Context.elicit_url`, the row id as
+  elicitation id), waits in-call for the row to end, else answers the SDK's
+  `UrlElicitationRequiredError` (-32042); ``notifications/elicitation/complete`` follows from
+  whichever process holds the session (the store's `notify_session_on_end`).
+- 2026-07-28: a pending step is returned to the SDK as a private `Elicit` subclass, so it is
+  batched and carried in requestState exactly like the tool's form questions; `UrlModeMiddleware`
+  (inside the requestState boundary, installed by `UrlModeToolset`) swaps its rendering for a
+  URL-mode request on the way out, records the row id in the state, and takes the client's
+  URL-mode answer out again on the way in. A retry whose row is still pending is held open up to
+  the store's `hold_seconds()` (``APPROVALS["HOLD_SECONDS"]``) and otherwise answered with the
+  request state alone.
+
+The package: `steps` (what authors return and receive), `store` (the port to the rows),
+`fulfil` (`url_step` and each generation's fulfilment), `middleware` (the 2026-07-28 wire).
+"""
+
+from tools_app.urlmode.fulfil import url_step
+from tools_app.urlmode.middleware import UrlModeMiddleware, UrlModeToolset
+from tools_app.urlmode.steps import (
+    Approval,
+    Cancelled,
+    Completed,
+    Consent,
+    Declined,
+    Expired,
+    Payment,
+    UrlOutcome,
+    UrlStep,
+)
+from tools_app.urlmode.store import (
+    PendingStep,
+    StepRefused,
+    StepState,
+    UrlStepStore,
+    url_step_store,
+    url_step_store_register,
+)
+
+__all__ = [
+    "Approval",
+    "Cancelled",
+    "Completed",
+    "Consent",
+    "Declined",
+    "Expired",
+    "Payment",
+    "PendingStep",
+    "StepRefused",
+    "StepState",
+    "UrlModeMiddleware",
+    "UrlModeToolset",
+    "UrlOutcome",
+    "UrlStep",
+    "UrlStepStore",
+    "url_step",
+    "url_step_store",
+    "url_step_store_register",
+]
