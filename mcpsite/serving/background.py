@@ -11,7 +11,7 @@ import anyio
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from mcp_tasks.runtime import sweep_in_process
+from mcp_tasks.in_process_sweep import sweep_in_process
 from mcpsite import beat, broadcast
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
