@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.models import Task
+from mcpsite.models import Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,10 @@ def task_create(
     now = timezone.now()
     limit = conf["MAX_LIVE_PER_PRINCIPAL"]
     with transaction.atomic():
+        # Creating tasks at one tenant is serialized on its row (FOR NO KEY UPDATE: inserts that
+        # merely reference the tenant are not blocked), so two processes counting at once cannot
+        # both take the last place; as approvals' cap on pending rows does.
+        list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
         live = Task.objects.owned_by(tenant_id=tenant_id, principal=principal).live()
         if live.count() >= limit:
             raise TaskRefused(
