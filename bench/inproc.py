@@ -11,7 +11,7 @@ prints the mean time per call of each kind:
 - ``retry``: `greet`'s retry with the answer (unseals, claims the state, runs the tool), each with
   a fresh state from an untimed round 1.
 
-    .venv/bin/python bench/inproc.py [--calls 3000] [--profile plain|round1|retry [--sort tottime]]
+    .venv/bin/python bench/inproc.py [--calls 3000] [--profile plain|round1|retry [--sort tottime] [--dump F]]
 
 Each line gives the wall time and the process's CPU time per call: on a shared machine the CPU
 figure is the one to compare (another process's load stretches the wall time, and much less the
@@ -132,7 +132,7 @@ async def measure(args: argparse.Namespace, token: str) -> None:
     )
     await started.wait()
     caller = Caller(application, token)
-    kinds = [args.profile] if args.profile else ["plain", "round1", "retry"]
+    kinds = [args.profile] if args.profile else args.only or ["plain", "round1", "retry"]
     for kind in kinds:
         n = args.calls
         retries = [await caller.round1() for _ in range(n + 200)] if kind == "retry" else []
@@ -150,6 +150,8 @@ async def measure(args: argparse.Namespace, token: str) -> None:
             for _ in range(n):
                 await one()
             profiler.disable()
+            if args.dump:
+                profiler.dump_stats(args.dump)
             pstats.Stats(profiler).sort_stats(args.sort).print_stats(40)
             continue
         begun, cpu = time.perf_counter(), time.process_time()
@@ -165,7 +167,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--profile", choices=["plain", "round1", "retry"])
+    parser.add_argument(
+        "--only", action="append", choices=["plain", "round1", "retry"], help="time only this kind (e.g. under py-spy)"
+    )
     parser.add_argument("--sort", default="cumulative", help="cProfile's order for --profile (e.g. tottime)")
+    parser.add_argument("--dump", help="also write --profile's stats to this file (pstats, e.g. for print_callers)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mcpsite-inproc-") as var:
         token = prepare(var)
