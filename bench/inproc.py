@@ -11,7 +11,8 @@ prints the mean time per call of each kind:
 - ``retry``: `greet`'s retry with the answer (unseals, claims the state, runs the tool), each with
   a fresh state from an untimed round 1.
 
-    .venv/bin/python bench/inproc.py [--calls 3000] [--profile plain|round1|retry [--sort tottime] [--dump F]]
+    .venv/bin/python bench/inproc.py [--calls 3000] [--only KIND ...]
+    .venv/bin/python bench/inproc.py --profile plain|round1|retry [--sort tottime] [--dump F]
 
 Each line gives the wall time and the process's CPU time per call: on a shared machine the CPU
 figure is the one to compare (another process's load stretches the wall time, and much less the
