@@ -17,11 +17,12 @@ import logging
 import os
 import secrets
 import socket
-import threading
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 from channels.db import database_sync_to_async
+from django.utils.module_loading import import_string
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -43,6 +44,8 @@ from tools_app.wirestate import wire_result
 TOOL_LAYERS = (WireNamesMiddleware, UrlModeMiddleware)
 
 logger = logging.getLogger(__name__)
+
+ServerFor = Callable[[str], tuple[TenantInfo | None, MCPServer[TenantInfo] | None]]
 
 PROTOCOL_VERSION = "2026-07-28"  # tasks exist only on this wire; a run asks as it does
 
@@ -170,23 +173,9 @@ def _as_principal(task: Task) -> AuthenticatedUser | None:
     return AuthenticatedUser(token)
 
 
-_built: dict[str, tuple[TenantInfo, MCPServer[TenantInfo]]] = {}
-_lock = threading.Lock()
-
-
 def _server_for(slug: str) -> tuple[TenantInfo | None, MCPServer[TenantInfo] | None]:
-    """The tenant's server at its current version: the one this process serves, else one built
-    here (a Celery worker serves nothing) and kept until the tenant changes."""
-    from mcpsite.serving.registry import build_server, load_tenants, registry
-
-    serving = registry.get(slug)
-    info = load_tenants().get(slug)
-    if info is None:
-        return None, None
-    if serving is not None and serving.info == info:
-        return info, serving.server
-    with _lock:
-        built = _built.get(slug)
-        if built is None or built[0] != info:
-            built = _built[slug] = (info, build_server(info)[0])
-    return built
+    """The tenant's server at its current version, from the composition root, named by
+    ``settings.TASKS["SERVER_FOR"]`` (a Celery worker serves no tenant of its own, and this app
+    sits below the root, so it is handed the lookup as Django is handed ``ASGI_APPLICATION``)."""
+    server_for: ServerFor = import_string(tasks_settings()["SERVER_FOR"])
+    return server_for(slug)

@@ -12,7 +12,6 @@ import logging
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.module_loading import import_string
@@ -29,17 +28,15 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from mcpsite.conf import mcpsite_settings
 from mcpsite.models import Tenant
+from mcpsite.tenancy import tenant_slug_of_resource
 
 logger = logging.getLogger(__name__)
 
 
 def tenant_for_resource(resource: str) -> Tenant | None:
     """The served tenant whose MCP URL is exactly `resource`, if any."""
-    prefix = f"{settings.SITE_ROOT}/t/"
-    if not resource.startswith(prefix) or not resource.endswith("/mcp"):
-        return None
-    slug = resource[len(prefix) : -len("/mcp")]
-    return Tenant.objects.served().filter(slug=slug).first()
+    slug = tenant_slug_of_resource(resource)
+    return None if slug is None else Tenant.objects.served().filter(slug=slug).first()
 
 
 class TenantAuthorizationView(AuthorizationView):

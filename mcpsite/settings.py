@@ -403,6 +403,7 @@ class TasksSettings(TypedDict):
     WORKERS: int
     SWEEP_EVERY_SECONDS: float
     IN_PROCESS: bool
+    SERVER_FOR: str
 
 
 # Durable tasks (the mcp_tasks app, the MCP Tasks extension).
@@ -423,6 +424,9 @@ TASKS: TasksSettings = {
     # them to Celery workers: the embedded default (no broker) does; with Redis, the workers do.
     "IN_PROCESS": env_bool("MCPSITE_TASKS_IN_PROCESS", not REDIS_URL),
     "WORKERS": env_int("MCPSITE_TASKS_WORKERS", 4),
+    # How a run finds its tenant's MCPServer: the composition root's lookup, named here (as
+    # ASGI_APPLICATION is) because mcp_tasks sits below the root and imports nothing of it.
+    "SERVER_FOR": "mcpsite.serving.registry.tenant_server_for",
 }
 
 REST_FRAMEWORK = {

@@ -7,15 +7,28 @@ from typing import Protocol
 from django.conf import settings
 
 
-# The one definition of a tenant's addresses. Read back (the other way) by
-# `mcpsite.serving.asgi.tenant_slug` and `mcpsite.oauth.tenant_for_resource`.
+# The one definition of a tenant's addresses, both ways.
 def tenant_mcp_path(slug: str) -> str:
     return f"/t/{slug}/mcp"
+
+
+def tenant_slug_of_path(path: str) -> str | None:
+    """``/t/<slug>/mcp`` -> slug; anything else (another path, an empty slug, a slash in it) -> None."""
+    if not path.startswith("/t/"):
+        return None
+    slug, sep, rest = path[3:].partition("/")
+    return slug if sep and rest == "mcp" and slug else None
 
 
 def tenant_resource_url(slug: str, site_root: str | None = None) -> str:
     """The RFC 8707 resource (and RFC 9728 resource identifier) of the tenant's endpoint."""
     return f"{(site_root or settings.SITE_ROOT).rstrip('/')}{tenant_mcp_path(slug)}"
+
+
+def tenant_slug_of_resource(resource: str, site_root: str | None = None) -> str | None:
+    """The slug whose `tenant_resource_url` is exactly `resource`, if it is one of ours."""
+    root = (site_root or settings.SITE_ROOT).rstrip("/")
+    return tenant_slug_of_path(resource[len(root) :]) if resource.startswith(f"{root}/") else None
 
 
 def tenant_audience(slug: str) -> str:

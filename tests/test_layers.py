@@ -27,12 +27,9 @@ ALLOWED: dict[str, set[str]] = {
     "root": EVERYTHING,
 }
 
-# (importing module, imported top-level package) -> why it is still allowed
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    # A Celery worker serves no tenant, so a task's run builds the tenant's server through the
-    # composition root; a server factory handed down at ready() would remove this.
-    ("mcp_tasks.execution", "mcpsite.serving.registry"): "issue 16: a task run needs its tenant's server",
-}
+# (importing module, imported module) -> why it is still allowed. None: a run of a task finds its
+# tenant's server through ``settings.TASKS["SERVER_FOR"]``, which names the root's lookup.
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def layer_of(module: str) -> str | None:

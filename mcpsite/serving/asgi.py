@@ -27,6 +27,7 @@ from starlette.types import Receive, Scope, Send  # noqa: E402
 from mcpsite import cors  # noqa: E402
 from mcpsite.serving import background  # noqa: E402
 from mcpsite.serving.registry import registry  # noqa: E402
+from mcpsite.tenancy import tenant_slug_of_path  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +38,7 @@ def tenant_slug(path: str) -> str | None:
     """``/t/<slug>/mcp`` (or its protected-resource metadata path) -> slug; anything else -> None."""
     if path.startswith(_METADATA_PREFIX):
         path = path[len(_METADATA_PREFIX) :]
-    if not path.startswith("/t/"):
-        return None
-    slug, sep, rest = path[3:].partition("/")
-    return slug if sep and rest == "mcp" and slug else None
+    return tenant_slug_of_path(path)
 
 
 async def _not_found(send: Send, slug: str) -> None:

@@ -8,6 +8,7 @@ the admin is served, rebuilt or dropped without a restart.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -216,3 +217,23 @@ class TenantRegistry:
 
 
 registry = TenantRegistry()
+
+_built: dict[str, tuple[TenantInfo, MCPServer[TenantInfo]]] = {}
+_built_lock = threading.Lock()
+
+
+def tenant_server_for(slug: str) -> tuple[TenantInfo | None, MCPServer[TenantInfo] | None]:
+    """The tenant's server at its current version, outside any request (a task's run): the one
+    this process serves, else one built here (a Celery worker serves nothing) and kept until the
+    tenant changes. Named to `mcp_tasks` by ``settings.TASKS["SERVER_FOR"]``."""
+    serving = registry.get(slug)
+    info = load_tenants().get(slug)
+    if info is None:
+        return None, None
+    if serving is not None and serving.info == info:
+        return info, serving.server
+    with _built_lock:
+        built = _built.get(slug)
+        if built is None or built[0] != info:
+            built = _built[slug] = (info, build_server(info)[0])
+    return built

@@ -9,7 +9,14 @@ from pathlib import Path
 from django.conf import settings
 
 from mcpsite.models import Tenant
-from mcpsite.tenancy import TenantInfo, tenant_audience, tenant_mcp_path, tenant_resource_url
+from mcpsite.tenancy import (
+    TenantInfo,
+    tenant_audience,
+    tenant_mcp_path,
+    tenant_resource_url,
+    tenant_slug_of_path,
+    tenant_slug_of_resource,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 # an f-string building `/t/<slug>/mcp` or `mcpsite:<slug>`
@@ -21,6 +28,21 @@ def test_the_addresses_are_what_clients_and_tokens_use() -> None:
     assert tenant_resource_url("acme") == f"{settings.SITE_ROOT}/t/acme/mcp"
     assert tenant_resource_url("acme", "https://mcp.example/") == "https://mcp.example/t/acme/mcp"
     assert tenant_audience("acme") == "mcpsite:acme"
+
+
+def test_the_addresses_read_back_to_their_slug_and_nothing_else_does() -> None:
+    assert tenant_slug_of_path(tenant_mcp_path("acme")) == "acme"
+    assert tenant_slug_of_resource(tenant_resource_url("acme")) == "acme"
+    assert tenant_slug_of_resource("https://mcp.example/t/acme/mcp", "https://mcp.example/") == "acme"
+    for path in ("/t/acme/mcp/", "/t//mcp", "/t/a/b/mcp", "/t/acme", "/x/acme/mcp", "/t/acme/mcpx"):
+        assert tenant_slug_of_path(path) is None, path
+    for resource in (
+        "https://elsewhere.example/t/acme/mcp",
+        f"{settings.SITE_ROOT}/t/acme/mcp?x=1",
+        f"{settings.SITE_ROOT}t/acme/mcp",
+        "/t/acme/mcp",
+    ):
+        assert tenant_slug_of_resource(resource) is None, resource
 
 
 def test_the_row_and_the_running_server_agree_with_the_one_definition() -> None:
