@@ -11,7 +11,7 @@ prints the mean time per call of each kind:
 - ``retry``: `greet`'s retry with the answer (unseals, claims the state, runs the tool), each with
   a fresh state from an untimed round 1.
 
-    .venv/bin/python bench/inproc.py [--calls 3000] [--only KIND ...]
+    .venv/bin/python bench/inproc.py [--calls 3000] [--only KIND ...] [--gap-us 300]
     .venv/bin/python bench/inproc.py --profile plain|round1|retry [--sort tottime] [--dump F]
 
 Each line gives the wall time and the process's CPU time per call: on a shared machine the CPU
@@ -21,6 +21,11 @@ CPU time).
 With ``MCPSITE_REDIS_URL`` set, the single-use claim goes to that Redis as deployed (else to the
 database; ``MCPSITE_DATABASE_URL``, if set, is used instead of SQLite). ``--profile`` prints
 cProfile's top functions for that kind instead of timing it.
+
+``--gap-us N`` leaves the core idle N µs between calls (``time.sleep``, outside the timed call),
+as a server at concurrency 1 waits for its client's next request. Back to back, every call finds
+the interpreter's code and data in the CPU's caches; after an idle gap it does not, and the same
+call costs more CPU. The figure printed is then the call's own CPU (the gaps are not counted).
 """
 
 from __future__ import annotations
@@ -155,11 +160,17 @@ async def measure(args: argparse.Namespace, token: str) -> None:
                 profiler.dump_stats(args.dump)
             pstats.Stats(profiler).sort_stats(args.sort).print_stats(40)
             continue
-        begun, cpu = time.perf_counter(), time.process_time()
+        wall = cpu = 0.0
+        gap = args.gap_us / 1e6
         for _ in range(n):
+            if gap:
+                time.sleep(gap)
+            begun, began_cpu = time.perf_counter(), time.process_time()
             await one()
-        wall, cpu = time.perf_counter() - begun, time.process_time() - cpu
-        print(f"{kind:8s} {wall / n * 1e6:8.1f} µs per call, {cpu / n * 1e6:8.1f} µs CPU (mean of {n})", flush=True)
+            wall += time.perf_counter() - begun
+            cpu += time.process_time() - began_cpu
+        after = f", {args.gap_us:g} µs idle before each" if gap else ""
+        print(f"{kind:8s} {wall / n * 1e6:8.1f} µs per call, {cpu / n * 1e6:8.1f} µs CPU (mean of {n}{after})", flush=True)
     lifespan.put_nowait({"type": "lifespan.shutdown"})
     await running
 
@@ -170,6 +181,9 @@ def main() -> None:
     parser.add_argument("--profile", choices=["plain", "round1", "retry"])
     parser.add_argument(
         "--only", action="append", choices=["plain", "round1", "retry"], help="time only this kind (e.g. under py-spy)"
+    )
+    parser.add_argument(
+        "--gap-us", type=float, default=0.0, help="idle the core this long before each timed call (as at c=1)"
     )
     parser.add_argument("--sort", default="cumulative", help="cProfile's order for --profile (e.g. tottime)")
     parser.add_argument("--dump", help="also write --profile's stats to this file (pstats, e.g. for print_callers)")
