@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from mcp_tasks.conf import tasks_settings
+from mcp_tasks.exceptions import McpTasksError
 from mcp_tasks.models import Task
 from mcpsite.models import Tenant
 
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 Principal = tuple[str, str, str]
 
 
-class TaskRefused(Exception):
+class TaskRefused(McpTasksError):
     """What the wire layer maps to a JSON-RPC error: ``reason`` is ``not_found`` (unknown,
     another principal's or another tenant's: one answer, so ids cannot be probed),
     ``too_many_tasks`` (the cap, with ``limit``) or ``bad_answer`` (an input response that does

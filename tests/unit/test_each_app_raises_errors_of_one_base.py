@@ -1,5 +1,5 @@
 """Each app's own errors subclass one base (`ApprovalsError`, `ToolsAppError`, `NotificationsError`,
-`OperatorApiError`, each in the app's ``exceptions`` module), and keep their standard-library base."""
+`OperatorApiError`, `McpTasksError`, each in the app's ``exceptions`` module), and keep their standard-library base."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ APPS = {
     "tools_app": "ToolsAppError",
     "notifications": "NotificationsError",
     "operator_api": "OperatorApiError",
+    "mcp_tasks": "McpTasksError",
 }
 
 
