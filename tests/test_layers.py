@@ -27,9 +27,8 @@ ALLOWED: dict[str, set[str]] = {
     "root": EVERYTHING,
 }
 
-# (importing module, imported module) -> why it is still allowed. None: a run of a task finds its
-# tenant's server through ``settings.TASKS["SERVER_FOR"]``, which names the root's lookup.
-EXCEPTIONS: dict[tuple[str, str], str] = {}
+# No exceptions: where a lower layer needs something of the root (a task's run, its tenant's
+# server), the root is named by a setting (``settings.TASKS["SERVER_FOR"]``), as Django's are.
 
 
 def layer_of(module: str) -> str | None:
@@ -45,11 +44,6 @@ def layer_of(module: str) -> str | None:
     if top in PACKAGES:
         return top
     return None  # the standard library or a third party
-
-
-def _excepted_module(module: str, target: str) -> bool:
-    """An exception naming a module covers the names imported from it too."""
-    return any(importer == module and (target == t or target.startswith(f"{t}.")) for importer, t in EXCEPTIONS)
 
 
 def module_name(path: Path) -> str:
@@ -88,8 +82,6 @@ def violations() -> list[str]:
             for target in sorted(imported(tree, module, path.name == "__init__.py")):
                 other = layer_of(target)
                 if other is None or other in ALLOWED[own]:
-                    continue
-                if (module, target.split(".")[0]) in EXCEPTIONS or _excepted_module(module, target):
                     continue
                 found.append(f"{module} ({own}) imports {target} ({other})")
     return found
