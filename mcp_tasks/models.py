@@ -125,7 +125,10 @@ class Task(models.Model):
         if self.status == self.Status.INPUT_REQUIRED:
             shape["inputRequests"] = dict(self.input_requests)
         elif self.status == self.Status.COMPLETED:
-            shape["result"] = self.result
+            # The inlined result is a 2026-07-28 `CallToolResult`, whose schema requires
+            # ``resultType`` (a tools/call answer carries it too); clients validate it and settle a
+            # task whose result lacks it as failed. Added here, so rows stored without it answer right.
+            shape["result"] = {**(self.result or {}), "resultType": "complete"}
         elif self.status == self.Status.FAILED:
             shape["error"] = self.error
         return shape
