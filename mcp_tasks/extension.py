@@ -67,6 +67,13 @@ def _principal() -> tuple[str, str, str]:
     return (client_id or "", issuer or "", subject or "")
 
 
+def _client_address(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The caller's address (uvicorn's, which believes X-Forwarded-For from a trusted proxy only):
+    what an anonymous caller's tasks are counted against."""
+    client = getattr(ctx.request, "client", None)
+    return str(getattr(client, "host", "") or "")
+
+
 def _tenant_id(ctx: ServerRequestContext[Any, Any]) -> int:
     info = ctx.lifespan_context
     if not isinstance(info, TenantInfo):
@@ -165,6 +172,7 @@ class TasksExtension(Extension):
                 input_responses=dict(raw.get("inputResponses") or {}) if support.ask_before_task else None,
                 request_state=str(raw.get("requestState") or "") if support.ask_before_task else "",
                 max_attempts=1 + support.retries,
+                client_address=_client_address(ctx),
             )
         except services.TaskRefused as exc:
             raise _refusal(exc) from None

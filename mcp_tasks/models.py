@@ -18,7 +18,8 @@ from mcpsite.models import Tenant
 
 
 def new_task_id() -> str:
-    """Unguessable: on a public tenant the id is the only thing that binds a task to its caller."""
+    """Unguessable (256 random bits): on a public tenant, where callers have no principal, the id
+    is the capability that binds a task to its creator; it is shown to nobody else (no listing)."""
     return f"tsk_{secrets.token_urlsafe(32)}"
 
 
@@ -55,6 +56,9 @@ class Task(models.Model):
     client_id = models.CharField(max_length=255, blank=True)
     issuer = models.CharField(max_length=255, blank=True)
     subject = models.CharField(max_length=255, blank=True)
+    # Who an anonymous task counts against for the cap (a public tenant has no principal): the
+    # creating request's client address; empty for a principal's task.
+    client_address = models.CharField(max_length=64, blank=True)
     tool = models.CharField(max_length=200)
     arguments = models.JSONField(default=dict, blank=True, help_text="As the tool's own model validated them.")
     # What the client declared on the creating call: the tool sees the same capabilities in the task.

@@ -22,6 +22,7 @@ from mcpsite.models import Tenant
 logger = logging.getLogger(__name__)
 
 Principal = tuple[str, str, str]
+ANONYMOUS: Principal = ("", "", "")  # a caller of a public tenant without a token
 
 
 class TaskRefused(McpTasksError):
@@ -54,9 +55,14 @@ def task_create(
     input_responses: dict[str, Any] | None = None,
     request_state: str = "",
     max_attempts: int = 1,
+    client_address: str = "",
 ) -> Task:
     """A new working task; its first run is enqueued once the row is committed (so a worker, or
-    a ``tasks/get`` in another process, always finds it)."""
+    a ``tasks/get`` in another process, always finds it).
+
+    The cap counts the principal's unfinished tasks at this tenant. Anonymous callers (a public
+    tenant) are all one principal, so theirs are counted per ``client_address`` instead: one caller
+    filling the cap does not lock the others out, as for anonymous sessions."""
     conf = tasks_settings()
     now = timezone.now()
     limit = conf["MAX_LIVE_PER_PRINCIPAL"]
@@ -65,11 +71,16 @@ def task_create(
         # merely reference the tenant are not blocked), so two processes counting at once cannot
         # both take the last place; as approvals' cap on pending rows does.
         list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
+        anonymous = principal == ANONYMOUS
+        client_address = client_address if anonymous else ""
         live = Task.objects.owned_by(tenant_id=tenant_id, principal=principal).live()
+        if anonymous:
+            live = live.filter(client_address=client_address)
         if live.count() >= limit:
+            where = "here from this client address" if anonymous else "here"
             raise TaskRefused(
                 reason="too_many_tasks",
-                message=f"You have {limit} unfinished tasks here, the most allowed at once. "
+                message=f"You have {limit} unfinished tasks {where}, the most allowed at once. "
                 "Wait for one to end or cancel one (tasks/cancel), then call again.",
                 limit=limit,
             )
@@ -79,6 +90,7 @@ def task_create(
             client_id=client_id,
             issuer=issuer,
             subject=subject,
+            client_address=client_address,
             tool=tool,
             arguments=arguments,
             client_capabilities=client_capabilities,
