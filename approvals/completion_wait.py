@@ -4,7 +4,10 @@ Two kinds of waiter, both process-local and both fed by the ``approvals.resolved
 (`on_resolved`, registered on the broadcast in `ApprovalsConfig.ready()`), whichever process ended
 the row:
 
-- a round held open (2026-07-28) or a call waiting in-call (2025-11-25): an `anyio.Event`;
+- a round held open (2026-07-28), a call waiting in-call (2025-11-25) or a durable task's run
+  waiting on a step the client accepted: an `anyio.Event`, set on the event loop that waits on it.
+  A task's run has a loop of its own on a worker thread, and the listener's loop setting that
+  event directly would not wake it (it was noticed at the run's next lease renewal, ~10 s on);
 - a 2025-11-25 session that was shown the URL: it gets ``notifications/elicitation/complete``
   exactly once, from this process, because only this process holds that session. A session
   that has gone away is dropped quietly (a failed send is logged).
@@ -16,7 +19,9 @@ standalone stream, so the one from the request that showed the URL is kept until
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,7 +33,10 @@ from mcpsite import broadcast
 
 logger = logging.getLogger(__name__)
 
-_waiters: dict[str, set[anyio.Event]] = {}
+# elicitation id -> the events waiting on it, each with the loop it waits on. Entered and left
+# from task threads as well as the serving loop, hence the lock.
+_waiters: dict[str, set[tuple[anyio.Event, asyncio.AbstractEventLoop]]] = {}
+_waiters_lock = threading.Lock()
 # elicitation id -> (registered at, the sessions that were shown it); insertion-ordered
 _sessions: dict[str, tuple[float, list[Any]]] = {}
 _SESSION_WATCH_SECONDS = 24 * 3600.0
@@ -40,15 +48,33 @@ async def watching(elicitation_id: str) -> AsyncIterator[anyio.Event]:
     """An event set when the row ends. Enter *before* re-reading the row, so an end that
     lands between the read and the wait is not missed."""
     event = anyio.Event()
-    _waiters.setdefault(elicitation_id, set()).add(event)
+    waiter = (event, asyncio.get_running_loop())
+    with _waiters_lock:
+        _waiters.setdefault(elicitation_id, set()).add(waiter)
     try:
         yield event
     finally:
-        waiting = _waiters.get(elicitation_id)
-        if waiting is not None:
-            waiting.discard(event)
-            if not waiting:
-                _waiters.pop(elicitation_id, None)
+        with _waiters_lock:
+            waiting = _waiters.get(elicitation_id)
+            if waiting is not None:
+                waiting.discard(waiter)
+                if not waiting:
+                    _waiters.pop(elicitation_id, None)
+
+
+def _wake(elicitation_id: str) -> None:
+    """Set every event waiting on this row, each on its own loop."""
+    with _waiters_lock:
+        waiting = list(_waiters.get(elicitation_id, ()))
+    here = asyncio.get_running_loop()
+    for event, loop in waiting:
+        if loop is here:
+            event.set()
+            continue
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # that run ended and closed its loop meanwhile: nobody waits there
+            pass
 
 
 def notify_session_on_end(elicitation_id: str, session: Any) -> None:
@@ -73,5 +99,4 @@ async def on_resolved(event: broadcast.Event) -> None:
             logger.info("notifications/elicitation/complete for %s not sent: session gone (%r)", elicitation_id, exc)
         else:
             logger.info("notifications/elicitation/complete for %s sent", elicitation_id)
-    for waiter in list(_waiters.get(elicitation_id, ())):
-        waiter.set()
+    _wake(elicitation_id)

@@ -132,7 +132,8 @@ def task_cancel(*, task_id: str, tenant_id: int, principal: Principal | None, so
         task.input_requests = {}
         task.claimed_until = None
         task.updated_at = timezone.now()
-        task.save(update_fields=["status", "input_requests", "claimed_until", "updated_at"])
+        task.expires_at, task.ttl_ms = _kept_after_ending(task, task.updated_at)
+        task.save(update_fields=["status", "input_requests", "claimed_until", "updated_at", "expires_at", "ttl_ms"])
         logger.info("task %s cancelled by %s", task.pk, source)
     return task
 
@@ -239,13 +240,30 @@ def task_finish(*, task_id: str, worker: str, outcome: Outcome) -> bool:
     """Write how the run ended, unless the task was cancelled (or taken from this run) meanwhile."""
     now = timezone.now()
     fields: dict[str, Any] = {"status": outcome.status, "updated_at": now, "worker": "", "claimed_until": None}
+    rows = Task.objects.filter(pk=task_id, status=Task.Status.WORKING, worker=worker)
     if outcome.status == Task.Status.INPUT_REQUIRED:
         fields.update(
             input_requests=outcome.input_requests or {}, input_responses={}, request_state=outcome.request_state
         )
-    else:
-        fields.update(result=outcome.result, error=outcome.error, input_requests={}, input_responses={})
-    return bool(Task.objects.filter(pk=task_id, status=Task.Status.WORKING, worker=worker).update(**fields))
+        return bool(rows.update(**fields))
+    fields.update(result=outcome.result, error=outcome.error, input_requests={}, input_responses={})
+    with transaction.atomic():
+        task = rows.select_for_update().only("created_at", "expires_at").first()
+        if task is None:
+            return False
+        return bool(rows.update(**fields, **_retention_fields(task, now)))
+
+
+def _retention_fields(task: Task, now: datetime) -> dict[str, Any]:
+    expires_at, ttl_ms = _kept_after_ending(task, now)
+    return {"expires_at": expires_at, "ttl_ms": ttl_ms}
+
+
+def _kept_after_ending(task: Task, now: datetime) -> tuple[datetime, int]:
+    """When a task that ends now expires (``FINISHED_KEEP_SECONDS`` on, within its TTL), and the
+    ttlMs that says so (the wire's ttlMs is the retention counted from creation)."""
+    expires_at = min(task.expires_at, now + timedelta(seconds=tasks_settings()["FINISHED_KEEP_SECONDS"]))
+    return expires_at, max(0, int((expires_at - task.created_at).total_seconds() * 1000))
 
 
 # --- the beat -------------------------------------------------------------------------------
@@ -262,13 +280,14 @@ LOST_WORKER = {"code": -32603, "message": "The worker running this task was lost
 
 
 def tasks_sweep(*, now: datetime | None = None) -> Sweep:
-    """Delete tasks past their TTL; a working task whose lease ran out is run again (when it was
-    never picked up, or its tool allows another attempt) or ends failed."""
+    """Delete tasks past their TTL (bounded: `_expired_delete`); a working task whose lease ran
+    out is run again (when it was never picked up, or its tool allows another attempt) or ends failed."""
     now = now or timezone.now()
-    deleted, _ = Task.objects.expired(now).delete()
+    deleted = _expired_delete(now)
     retried = failed = 0
     lease = timedelta(seconds=tasks_settings()["LEASE_SECONDS"])
-    for task in Task.objects.lost(now).only("pk", "worker", "attempts", "max_attempts", "claimed_until"):
+    lost = Task.objects.lost(now).only("pk", "worker", "attempts", "max_attempts", "created_at", "expires_at")
+    for task in lost:
         with transaction.atomic():
             rows = Task.objects.filter(
                 pk=task.pk, status=Task.Status.WORKING, worker=task.worker, claimed_until__lte=now
@@ -281,11 +300,37 @@ def tasks_sweep(*, now: datetime | None = None) -> Sweep:
                         "task %s: worker lost (attempt %d of %d); run again", task.pk, task.attempts, task.max_attempts
                     )
             elif rows.update(
-                status=Task.Status.FAILED, error=LOST_WORKER, worker="", claimed_until=None, updated_at=now
+                status=Task.Status.FAILED,
+                error=LOST_WORKER,
+                worker="",
+                claimed_until=None,
+                updated_at=now,
+                **_retention_fields(task, now),
             ):
                 failed += 1
                 logger.warning("task %s: worker lost on its last attempt; failed", task.pk)
     return Sweep(deleted=deleted, retried=retried, failed=failed)
+
+
+def _expired_delete(now: datetime) -> int:
+    """Delete expired tasks ``DELETE_BATCH_SIZE`` at a time, each batch its own short transaction,
+    and at most ``DELETE_BATCHES_PER_SWEEP`` batches: a backlog (a day of a busy member's tasks
+    after the beat was down) is worked off over several runs instead of one long lock."""
+    conf = tasks_settings()
+    deleted = 0
+    for _ in range(conf["DELETE_BATCHES_PER_SWEEP"]):
+        with transaction.atomic():
+            batch = list(
+                Task.objects.expired(now)
+                .order_by("expires_at")
+                .select_for_update(skip_locked=True)
+                .values_list("pk", flat=True)[: conf["DELETE_BATCH_SIZE"]]
+            )
+            if batch:
+                deleted += Task.objects.filter(pk__in=batch).delete()[0]
+        if len(batch) < conf["DELETE_BATCH_SIZE"]:
+            break
+    return deleted
 
 
 def _enqueue_on_commit(task_id: str) -> None:

@@ -10,7 +10,7 @@ from mcp_tasks import dispatch, services
 @shared_task
 def task_run(task_id: str) -> None:
     """Run one task (a worker that already finished or never may claim it does nothing)."""
-    dispatch.run_here(task_id)
+    dispatch.run_here(task_id, in_worker=True)
 
 
 @shared_task

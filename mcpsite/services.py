@@ -4,19 +4,25 @@ Key ring rotation lives in `mcpsite.keyring.rotation`."""
 
 from __future__ import annotations
 
+import logging
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
-from oauth2_provider.models import AccessToken, Application, RefreshToken
+from oauth2_provider.models import AccessToken, Application, Grant, IDToken, RefreshToken
+from oauth2_provider.settings import oauth2_settings
 
+from mcpsite.conf import mcpsite_settings
 from mcpsite.models import Tenant
 from mcpsite.tenancy import toolsets_known
+
+logger = logging.getLogger(__name__)
 
 SCRIPT_CLIENT_NAME = "mcpsite scripts"
 
@@ -147,3 +153,53 @@ def tenant_member_remove(*, tenant: Tenant, user: AbstractBaseUser) -> None:
     """Through the relation, so ``m2m_changed`` revokes the member's tokens for the tenant
     (`token_revoke_for_member`) and every process stops trusting them."""
     tenant.members.remove(user.pk)
+
+
+def dcr_clients_purge(*, now: datetime | None = None) -> int:
+    """Delete dynamically registered clients nobody uses: registered ``DCR_UNUSED_KEEP_SECONDS``
+    ago, holding nothing live, and given no token or grant for as long. Anyone may register one
+    (DCR is open), and DOT keeps them forever. Clients staff create (``manual``) are never
+    touched; CIMD clients are DOT's `clearcimdapplications`. Returns how many were deleted.
+
+    1. Page through the candidates by primary key, ``DCR_PURGE_BATCH_SIZE`` at a time, at most
+       ``DCR_PURGE_BATCHES_PER_RUN`` pages a run (the rest waits for the next run).
+    2. Each page is one transaction: lock the rows still candidates, drop those with a token or
+       grant that is live or recent, delete the rest. A token issued meanwhile takes a share lock
+       on its client row (the foreign key), so it is either seen here or waits for the delete.
+    """
+    conf = mcpsite_settings()
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=conf["DCR_UNUSED_KEEP_SECONDS"])
+    refresh_seconds = oauth2_settings.REFRESH_TOKEN_EXPIRE_SECONDS
+    usable_refresh = Q(revoked__isnull=True)
+    if refresh_seconds:
+        usable_refresh &= Q(created__gt=now - timedelta(seconds=refresh_seconds))
+    candidates = Application.objects.filter(
+        registration_source=Application.RegistrationSource.DCR, created__lt=cutoff
+    ).order_by("pk")
+    in_use = (
+        (AccessToken, Q(expires__gt=now) | Q(created__gte=cutoff)),
+        (Grant, Q(expires__gt=now) | Q(created__gte=cutoff)),
+        (IDToken, Q(expires__gt=now) | Q(created__gte=cutoff)),
+        (RefreshToken, usable_refresh | Q(created__gte=cutoff)),
+    )
+    deleted = 0
+    after = 0
+    for _ in range(conf["DCR_PURGE_BATCHES_PER_RUN"]):
+        page = list(candidates.filter(pk__gt=after).values_list("pk", flat=True)[: conf["DCR_PURGE_BATCH_SIZE"]])
+        if not page:
+            break
+        after = page[-1]
+        with transaction.atomic():
+            locked = set(candidates.filter(pk__in=page).select_for_update().values_list("pk", flat=True))
+            used: set[int] = set()
+            for model, live in in_use:
+                used.update(
+                    model.objects.filter(live, application_id__in=locked).values_list("application_id", flat=True)
+                )
+            deleted += (
+                Application.objects.filter(pk__in=locked - used).delete()[1].get("oauth2_provider.Application", 0)
+            )
+    if deleted:
+        logger.info("%d unused dynamically registered client(s) deleted", deleted)
+    return deleted

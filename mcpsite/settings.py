@@ -269,6 +269,9 @@ if REDIS_URL:  # shared by every process: the registration rate limit counts acr
 class McpsiteSettings(TypedDict):
     ISSUER: str
     DCR_PER_HOUR: int
+    DCR_UNUSED_KEEP_SECONDS: int
+    DCR_PURGE_BATCH_SIZE: int
+    DCR_PURGE_BATCHES_PER_RUN: int
     OAUTH_CIMD_FETCHER: str
     KEY_ENCRYPTION_KEY: str
     REQUEST_STATE_TTL: float
@@ -293,6 +296,12 @@ MCPSITE: McpsiteSettings = {
     # Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
     # many new clients again by Client ID Metadata Document.
     "DCR_PER_HOUR": env_int("MCPSITE_DCR_PER_HOUR", 30),
+    # Beat (hourly): a dynamically registered client is deleted once it was registered this long
+    # ago, holds nothing live (access token, grant, usable refresh token) and got no token or grant
+    # for as long; clients staff create are never deleted. In batches, at most so many a run.
+    "DCR_UNUSED_KEEP_SECONDS": env_int("MCPSITE_DCR_UNUSED_KEEP_SECONDS", 30 * 24 * 3600),
+    "DCR_PURGE_BATCH_SIZE": env_int("MCPSITE_DCR_PURGE_BATCH_SIZE", 500),
+    "DCR_PURGE_BATCHES_PER_RUN": env_int("MCPSITE_DCR_PURGE_BATCHES_PER_RUN", 20),
     # What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
     # e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
     # only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
@@ -404,12 +413,22 @@ class TasksSettings(TypedDict):
     SWEEP_EVERY_SECONDS: float
     IN_PROCESS: bool
     SERVER_FOR: str
+    FINISHED_KEEP_SECONDS: int
+    DELETE_BATCH_SIZE: int
+    DELETE_BATCHES_PER_SWEEP: int
 
 
 # Durable tasks (the mcp_tasks app, the MCP Tasks extension).
 TASKS: TasksSettings = {
     # How long a task stays readable (tasks/get) after it was created; then the beat deletes it.
     "TTL_SECONDS": env_int("MCPSITE_TASKS_TTL_SECONDS", 24 * 3600),
+    # A task that ended (completed, failed, cancelled) stays readable this long after it ended,
+    # within its TTL: its ttlMs is shortened to say so. A busy member makes ~225,000 an hour.
+    "FINISHED_KEEP_SECONDS": env_int("MCPSITE_TASKS_FINISHED_KEEP_SECONDS", 3600),
+    # The sweep deletes expired tasks this many per transaction and at most this many batches a
+    # run (the rest waits for the next run), so no run holds a long lock.
+    "DELETE_BATCH_SIZE": env_int("MCPSITE_TASKS_DELETE_BATCH_SIZE", 1000),
+    "DELETE_BATCHES_PER_SWEEP": env_int("MCPSITE_TASKS_DELETE_BATCHES_PER_SWEEP", 20),
     # How often a client is told to poll tasks/get.
     "POLL_INTERVAL_MS": env_int("MCPSITE_TASKS_POLL_INTERVAL_MS", 1000),
     # Unfinished (working or input_required) tasks one principal may have at one tenant; beyond
@@ -496,6 +515,7 @@ CELERY_BEAT_SCHEDULE = {
     "tokens-clear-expired": {"task": "mcpsite.tasks.tokens_clear_expired", "schedule": 3600.0},
     "request-states-purge": {"task": "mcpsite.tasks.request_states_purge", "schedule": 3600.0},
     "heartbeats-purge": {"task": "mcpsite.tasks.heartbeats_purge", "schedule": 3600.0},
+    "dcr-clients-purge": {"task": "mcpsite.tasks.dcr_clients_purge", "schedule": 3600.0},
     "notifications-send-due": {
         "task": "notifications.tasks.notifications_send_due",
         "schedule": NOTIFICATIONS["SEND_EVERY_SECONDS"],

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from oauth2_provider.models import clear_expired
 
+from mcpsite import services
 from mcpsite.models import ConsumedRequestState, ProcessHeartbeat
 
 
@@ -31,3 +32,9 @@ def heartbeats_purge() -> int:
     """Forget processes that stopped reporting a day ago (killed, not shut down)."""
     deleted, _ = ProcessHeartbeat.objects.filter(seen_at__lt=timezone.now() - timedelta(days=1)).delete()
     return deleted
+
+
+@shared_task
+def dcr_clients_purge() -> int:
+    """Delete dynamically registered clients past retention that nobody uses (bounded per run)."""
+    return services.dcr_clients_purge()

@@ -4,6 +4,7 @@ what is past its use."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -70,3 +71,63 @@ def test_expired_metadata_document_clients_holding_nothing_live_are_cleared() ->
     assert sorted(Application.objects.filter(registration_source="cimd").values_list("client_id", flat=True)) == [
         "https://in-use.example/client.json"
     ]
+
+
+def dcr_client(name: str, *, registered_days_ago: int, source: str = "dcr") -> Any:
+    from oauth2_provider.models import Application
+
+    application = Application.objects.create(
+        name=name,
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/cb",
+        registration_source=source,
+    )
+    # `created` is auto_now_add: backdated as a month-old registration would be
+    Application.objects.filter(pk=application.pk).update(created=timezone.now() - timedelta(days=registered_days_ago))
+    return application
+
+
+def test_unused_dynamically_registered_clients_are_purged_and_the_others_kept() -> None:
+    """DCR is open, so registrations nobody uses pile up; the hourly clean-up deletes one registered
+    over 30 days ago with nothing live and no recent use, and keeps one holding a live token, one
+    used recently (a token since expired), one just registered and one staff created."""
+    from django.contrib.auth import get_user_model
+    from oauth2_provider.models import AccessToken, Application, RefreshToken
+
+    now = timezone.now()
+    user = get_user_model().objects.create_user("dcr-holder")
+    dcr_client("abandoned", registered_days_ago=40)
+    dead_refresh = dcr_client("refresh long revoked", registered_days_ago=40)
+    live_token = dcr_client("live token", registered_days_ago=40)
+    recent_use = dcr_client("used last week", registered_days_ago=40)
+    dcr_client("just registered", registered_days_ago=1)
+    dcr_client("staff created", registered_days_ago=400, source="manual")
+    AccessToken.objects.create(user=user, application=live_token, token="live", expires=now + timedelta(hours=1))
+    used = AccessToken.objects.create(user=user, application=recent_use, token="old", expires=now - timedelta(days=6))
+    AccessToken.objects.filter(pk=used.pk).update(created=now - timedelta(days=7))
+    revoked = RefreshToken.objects.create(user=user, application=dead_refresh, token="r", revoked=now)
+    RefreshToken.objects.filter(pk=revoked.pk).update(
+        created=now - timedelta(days=35), revoked=now - timedelta(days=34)
+    )
+
+    assert tasks.dcr_clients_purge() == 2
+
+    assert sorted(Application.objects.values_list("name", flat=True)) == [
+        "just registered",
+        "live token",
+        "staff created",
+        "used last week",
+    ]
+
+
+def test_one_run_of_the_client_clean_up_is_bounded(settings: Any) -> None:
+    from oauth2_provider.models import Application
+
+    settings.MCPSITE = {**settings.MCPSITE, "DCR_PURGE_BATCH_SIZE": 2, "DCR_PURGE_BATCHES_PER_RUN": 2}
+    for n in range(5):
+        dcr_client(f"abandoned {n}", registered_days_ago=40)
+
+    assert tasks.dcr_clients_purge() == 4
+    assert Application.objects.filter(registration_source="dcr").count() == 1
+    assert tasks.dcr_clients_purge() == 1
