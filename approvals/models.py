@@ -60,6 +60,15 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
             reference=reference,
         )
 
+    def for_charge(self, *, tenant_id: int, principal: tuple[str, str, str], reference: str) -> ElicitationQuerySet:
+        """One user's payments of one reference at one tenant, through whichever OAuth client: a
+        person with two clients (an assistant and a task runner) pays for a booking once. The
+        client is not part of it; the user (subject at issuer) is, so another user never sees it."""
+        _, issuer, subject = principal
+        return self.filter(
+            tenant_id=tenant_id, issuer=issuer, subject=subject, reference=reference, kind=Elicitation.Kind.PAYMENT
+        )
+
     def open_for(self, *, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> ElicitationQuerySet:
         """One principal's unfinished steps at one tenant: pending and not yet past expiry (a stale
         row is the beat's to expire; it must not hold the principal's cap meanwhile)."""
@@ -138,6 +147,12 @@ class Elicitation(models.Model):
             # The admin list pages newest first (`-created_at, -pk`): without it every page view sorts
             # the whole table (~90 ms at 100,000 rows, bench/run part 5); with it, a backward index scan.
             models.Index(fields=["created_at", "id"], name="elicitation_created_at_id"),
+            # `for_charge(...).live()`: a call through another client finds the user's payment.
+            models.Index(
+                fields=["tenant", "subject", "reference"],
+                condition=Q(kind="payment", status__in=["pending", "completed"]),
+                name="live_payment_per_user",
+            ),
         ]
         constraints = [
             # A repeated call (same principal, tool, arguments, reference) reuses its row.
@@ -145,6 +160,15 @@ class Elicitation(models.Model):
                 fields=["tenant", "client_id", "issuer", "subject", "tool", "args_digest", "reference"],
                 condition=Q(status__in=["pending", "completed"]),
                 name="one_live_elicitation_per_call",
+            ),
+            # Money is asked once per user and reference, whichever of the user's clients calls.
+            # Pending only: a completed row is found before a new one is opened (under the
+            # tenant's lock, `services.elicitation_open`), and rows from before this rule may
+            # already hold two completed charges, which no constraint may pretend away.
+            models.UniqueConstraint(
+                fields=["tenant", "issuer", "subject", "reference"],
+                condition=Q(kind="payment", status="pending"),
+                name="one_pending_payment_per_user",
             ),
             models.CheckConstraint(
                 condition=Q(status="pending", completed_at__isnull=True)

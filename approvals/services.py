@@ -124,25 +124,33 @@ def elicitation_open(
     known_ids: Iterable[str] = (),
 ) -> Elicitation:
     """The row for this step of this call: the one the client was already shown (`known_ids`,
-    from its requestState), else the live one for the same call, else a new one.
+    from its requestState), else the live one for the same call, else a new one. A payment is
+    the same step for every client of the same user (`for_charge`: tenant, user, reference), so
+    a booking paid, or waiting to be paid, through one client is not charged again through another.
 
-    Idempotent under concurrency: two rounds racing to create the row meet at the
-    ``one_live_elicitation_per_call`` constraint and both return the winner's row.
+    Idempotent under concurrency: openings at one tenant take its lock (`_lock_openings`) and
+    look again under it; without row locks (SQLite) two rounds racing to create the row meet at
+    the ``one_live_elicitation_per_call`` / ``one_pending_payment_per_user`` constraints and
+    both return the winner's row.
     A new row needs room under ``APPROVALS["MAX_PENDING_PER_PRINCIPAL"]``, else `TooManyPending`.
     A new row's audit trail starts with its opening (source "client": the call that asked).
     `amount`/`currency`: the sum an approval is about (a refund); a payment's is in its terms.
     """
     if (kind == Elicitation.Kind.PAYMENT) != (payment is not None):
         raise ValueError("a payment elicitation needs payment terms, and only a payment has them")
-    call = Elicitation.objects.for_call(
-        tenant_id=tenant_id, principal=principal, tool=tool, args_digest=args_digest, reference=reference
+    same = (
+        Elicitation.objects.for_charge(tenant_id=tenant_id, principal=principal, reference=reference)
+        if kind == Elicitation.Kind.PAYMENT
+        else Elicitation.objects.for_call(
+            tenant_id=tenant_id, principal=principal, tool=tool, args_digest=args_digest, reference=reference
+        )
     )
     known = list(known_ids)
     if known:
-        row = call.filter(pk__in=known).order_by("-created_at").first()
+        row = same.filter(pk__in=known).order_by("-created_at").first()
         if row is not None:
             return row
-    row = call.live().first()
+    row = same.live().first()
     if row is not None:
         return row
     now = timezone.now()
@@ -150,6 +158,12 @@ def elicitation_open(
     client_id, issuer, subject = principal
     try:
         with transaction.atomic():
+            _lock_openings(tenant_id=tenant_id)
+            # Another round (another client of the same user, for a payment) may have opened
+            # the row, or had it paid, since the look above; under the lock nothing else opens one.
+            row = same.live().first()
+            if row is not None:
+                return row
             _make_room(tenant_id=tenant_id, principal=principal, now=now)
             row = Elicitation.objects.create(
                 id=elicitation_id,
@@ -182,20 +196,23 @@ def elicitation_open(
             if kind == Elicitation.Kind.APPROVAL:
                 signals.approval_pending.send(sender=Elicitation, elicitation=row)
     except IntegrityError:
-        return call.live().get()
+        return same.live().get()
     logger.info("elicitation %s opened: %s %s for %s", row.pk, kind, reference, tool)
     return row
 
 
+def _lock_openings(*, tenant_id: int) -> None:
+    """Serialize opening rows at one tenant on the tenant row (FOR NO KEY UPDATE: it does not
+    block inserts that merely reference the tenant), so concurrent calls cannot both take the
+    last place under the cap, nor both open the same step. Only a new row pays for this; a
+    repeat reuses its row before getting here."""
+    list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
+
+
 def _make_room(*, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> None:
     """Refuse a new row beyond the principal's cap (junk arguments must not open rows without end).
-
-    Opening rows at one tenant is serialized on the tenant row (FOR NO KEY UPDATE: it does not
-    block inserts that merely reference the tenant), so concurrent calls cannot both take the
-    last place. Only a new row pays for this; a repeat reuses its row before getting here.
-    """
+    Called under `_lock_openings`."""
     limit = approvals_settings()["MAX_PENDING_PER_PRINCIPAL"]
-    list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
     if Elicitation.objects.open_for(tenant_id=tenant_id, principal=principal, now=now).count() >= limit:
         raise TooManyPending(limit=limit)
 

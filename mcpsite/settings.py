@@ -208,15 +208,20 @@ class SigninSettings(TypedDict):
     FAILURES_PER_ACCOUNT: int
     FAILURES_PER_ADDRESS: int
     LOCKOUT_SECONDS: int
+    DELAY_MAX_SECONDS: int
 
 
 # Sign-in throttling (/accounts/login/, /admin/login/), counted in the cache (Redis when deployed):
-# after this many failed passwords for one username, or from one client address, within the
-# lockout period, further attempts are refused for that period without checking the password.
+# after this many failed passwords for one username from one client address, or from one address
+# for any usernames, within the lockout period, further attempts from there are refused for that
+# period without checking the password. Across addresses an account is only slowed down: from
+# FAILURES_PER_ACCOUNT failures on, a delay of 1, 2, 4 ... s, at most DELAY_MAX_SECONDS, which an
+# address the account signed in from before skips (`mcpsite.signin`).
 SIGNIN: SigninSettings = {
     "FAILURES_PER_ACCOUNT": env_int("MCPSITE_LOGIN_FAILURES_PER_ACCOUNT", 10),
     "FAILURES_PER_ADDRESS": env_int("MCPSITE_LOGIN_FAILURES_PER_ADDRESS", 50),
     "LOCKOUT_SECONDS": env_int("MCPSITE_LOGIN_LOCKOUT_SECONDS", 900),
+    "DELAY_MAX_SECONDS": env_int("MCPSITE_LOGIN_DELAY_MAX_SECONDS", 60),
 }
 
 ACCESS_TOKEN_SECONDS = env_int("MCPSITE_ACCESS_TOKEN_SECONDS", 3600)

@@ -1,6 +1,14 @@
-"""Sign-in throttling: failed passwords are counted per username and per client address in the
-cache; past ``MCPSITE_LOGIN_FAILURES_PER_ACCOUNT`` / ``..._PER_ADDRESS`` within
-``MCPSITE_LOGIN_LOCKOUT_SECONDS``, further attempts are refused for that long.
+"""Sign-in throttling, counted in the cache, so nobody can lock another person out:
+
+- per (account, address): after ``MCPSITE_LOGIN_FAILURES_PER_ACCOUNT`` wrong passwords for one
+  username from one client address within ``MCPSITE_LOGIN_LOCKOUT_SECONDS``, that pair is
+  refused for that long. A stranger locks only their own address out of the account.
+- per address: after ``MCPSITE_LOGIN_FAILURES_PER_ADDRESS`` (any usernames), the address is.
+- per account, across addresses, a growing delay and never a lock: from the same number of
+  failures on, each further failure makes the account wait 1, 2, 4 ... s (at most
+  ``MCPSITE_LOGIN_DELAY_MAX_SECONDS``) before the next attempt from an address it has not
+  signed in from. Guesses spread over many addresses are slowed; the owner at an address they
+  signed in from before (their usual one) is not held up at all, and elsewhere waits seconds.
 
 A refused attempt never runs the password hasher: that is the point. The hasher takes a
 thread for a long moment, and Django's sync views share one thread with the MCP path's
@@ -31,7 +39,11 @@ from django.http import HttpRequest
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-Scope = Literal["account", "address"]
+Scope = Literal["pair", "address", "account"]
+
+# How long an address an account signed in from stays its usual one (skips the account's delay).
+USUAL_ADDRESS_SECONDS = 90 * 24 * 3600
+PREFIX = "mcpsite:signin"
 
 
 @dataclass(frozen=True)
@@ -41,20 +53,45 @@ class Lockout:
 
     @property
     def message(self) -> str:
+        if self.scope == "account":  # the delay: seconds, not minutes
+            seconds = max(1, math.ceil(self.until - time.time()))
+            when = f"{seconds} second{'s' if seconds != 1 else ''}"
+            return f"Too many failed sign-ins for this account; try again in {when}."
         minutes = max(1, math.ceil((self.until - time.time()) / 60))
         when = f"{minutes} minute{'s' if minutes != 1 else ''}"
-        subject = "for this account" if self.scope == "account" else "from your address"
+        subject = "for this account from your address" if self.scope == "pair" else "from your address"
         return f"Too many failed sign-ins {subject}; try again in {when}."
 
 
-def _keys(username: str | None, address: str | None) -> dict[Scope, str]:
-    keys: dict[Scope, str] = {}
-    if username:
-        # Hashed: a username may hold anything, a cache key may not. Case-folded: so may its case.
-        keys["account"] = hashlib.sha256(username.casefold().encode()).hexdigest()
-    if address:
-        keys["address"] = address
-    return keys
+@dataclass(frozen=True)
+class _Keys:
+    """The cache keys of one attempt. A username may hold anything, a cache key may not: it is
+    hashed, case-folded first (so may its case). Without a request (no address) the account's
+    attempts pair with an address of their own, "-"."""
+
+    account: str | None
+    address: str | None
+
+    @classmethod
+    def of(cls, username: str | None, address: str | None) -> _Keys:
+        account = hashlib.sha256(username.casefold().encode()).hexdigest() if username else None
+        return cls(account=account, address=address)
+
+    @property
+    def pair(self) -> str | None:
+        return f"{self.account}:{self.address or '-'}" if self.account else None
+
+    def lock(self, scope: Scope) -> str | None:
+        key = {"pair": self.pair, "address": self.address, "account": self.account}[scope]
+        return f"{PREFIX}:lock:{scope}:{key}" if key else None
+
+    def failures(self, scope: Scope) -> str | None:
+        key = {"pair": self.pair, "address": self.address, "account": self.account}[scope]
+        return f"{PREFIX}:failures:{scope}:{key}" if key else None
+
+    @property
+    def usual(self) -> str | None:
+        return f"{PREFIX}:usual:{self.pair}" if self.pair else None
 
 
 def _address(request: HttpRequest | None) -> str | None:
@@ -63,43 +100,66 @@ def _address(request: HttpRequest | None) -> str | None:
 
 
 def signin_lockout(*, username: str | None, address: str | None) -> Lockout | None:
-    """The lockout in force for this username or address, if any (one cache round trip)."""
-    keys = _keys(username, address)
-    found = cache.get_many([f"mcpsite:signin:lock:{scope}:{key}" for scope, key in keys.items()])
-    for scope, key in keys.items():
-        until = found.get(f"mcpsite:signin:lock:{scope}:{key}")
-        if until is not None and until > time.time():
-            return Lockout(scope=scope, until=until)
+    """What refuses this attempt, if anything (one cache round trip): the pair's lock, the
+    address's, or the account's delay unless this is an address it signed in from before."""
+    keys = _Keys.of(username, address)
+    scopes: tuple[Scope, ...] = ("pair", "address", "account")
+    locks = {scope: keys.lock(scope) for scope in scopes}
+    wanted = [key for key in (*locks.values(), keys.usual) if key]
+    found = cache.get_many(wanted)
+    now = time.time()
+    for scope, key in locks.items():
+        until = found.get(key) if key else None
+        if until is None or until <= now:
+            continue
+        if scope == "account" and keys.usual in found:
+            continue
+        return Lockout(scope=scope, until=until)
     return None
 
 
+def _count(key: str, period: int) -> int:
+    cache.add(key, 0, timeout=period)  # the window starts at the first failure
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # expired between the two calls
+        cache.set(key, 1, timeout=period)
+        return 1
+
+
 def signin_failure_record(*, username: str | None, address: str | None) -> None:
-    """Count a failed password; the count that reaches a limit starts a lockout."""
-    period = settings.SIGNIN["LOCKOUT_SECONDS"]
-    limits: dict[Scope, int] = {
-        "account": settings.SIGNIN["FAILURES_PER_ACCOUNT"],
-        "address": settings.SIGNIN["FAILURES_PER_ADDRESS"],
-    }
-    for scope, key in _keys(username, address).items():
-        counter = f"mcpsite:signin:failures:{scope}:{key}"
-        cache.add(counter, 0, timeout=period)  # the window starts at the first failure
-        try:
-            failures = cache.incr(counter)
-        except ValueError:  # expired between the two calls
-            cache.set(counter, failures := 1, timeout=period)
-        if failures >= limits[scope]:
-            cache.set(f"mcpsite:signin:lock:{scope}:{key}", time.time() + period, timeout=period)
+    """Count a failed password: the pair's or the address's count that reaches its limit starts
+    its lockout; the account's, from the pair limit on, a delay doubling with each failure."""
+    conf = settings.SIGNIN
+    period = conf["LOCKOUT_SECONDS"]
+    keys = _Keys.of(username, address)
+    now = time.time()
+    limits: dict[Scope, int] = {"pair": conf["FAILURES_PER_ACCOUNT"], "address": conf["FAILURES_PER_ADDRESS"]}
+    for scope, limit in limits.items():
+        counter, lock = keys.failures(scope), keys.lock(scope)
+        if counter and lock and _count(counter, period) >= limit:
+            cache.set(lock, now + period, timeout=period)
+    counter, lock = keys.failures("account"), keys.lock("account")
+    if counter and lock:
+        beyond = _count(counter, period) - conf["FAILURES_PER_ACCOUNT"]
+        if beyond >= 0:
+            delay = min(float(conf["DELAY_MAX_SECONDS"]), 2.0 ** min(beyond, 32))
+            cache.set(lock, now + delay, timeout=math.ceil(delay) + 1)
 
 
-def signin_success_record(*, username: str) -> None:
-    """The right password clears the account's count (not the address's: an attacker's own
-    account must not reset the budget it spends guessing others')."""
-    cache.delete(f"mcpsite:signin:failures:account:{_keys(username, None)['account']}")
+def signin_success_record(*, username: str, address: str | None) -> None:
+    """The right password clears the pair's and the account's counts and delay (not the
+    address's: an attacker's own account must not reset the budget it spends guessing others'),
+    and makes the address one the account signed in from."""
+    keys = _Keys.of(username, address)
+    cache.delete_many([k for k in (keys.failures("pair"), keys.failures("account"), keys.lock("account")) if k])
+    if keys.usual:
+        cache.set(keys.usual, True, timeout=USUAL_ADDRESS_SECONDS)
 
 
 class ThrottledModelBackend(ModelBackend):
-    """Django's backend behind the throttle: a locked-out username or address is refused before
-    the password is hashed."""
+    """Django's backend behind the throttle: a locked pair or address, or an account waiting out
+    its delay, is refused before the password is hashed."""
 
     def authenticate(
         self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
@@ -113,7 +173,7 @@ class ThrottledModelBackend(ModelBackend):
         if user is None:
             signin_failure_record(username=username, address=address)
         elif username is not None:
-            signin_success_record(username=username)
+            signin_success_record(username=username, address=address)
         return user
 
     async def aauthenticate(

@@ -2,10 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.forms.models import construct_instance
 from django.http import HttpRequest
+from oauth2_provider.admin import ApplicationAdmin as DotApplicationAdmin
+from oauth2_provider.models import Application
 
-from operator_api.models import OperatorClient
+from operator_api import services
+from operator_api.models import OperatorClient, OperatorClientEvent
 
 
 @admin.register(OperatorClient)
@@ -30,3 +35,63 @@ class OperatorClientAdmin(admin.ModelAdmin):
     @admin.display(description="scopes")
     def scope_list(self, client: OperatorClient) -> str:
         return " ".join(client.scopes)
+
+
+@admin.register(OperatorClientEvent)
+class OperatorClientEventAdmin(admin.ModelAdmin):
+    """The audit trail: read only, for everyone."""
+
+    list_display = ["at", "client_id", "actor", "note", "via"]
+    list_select_related = ["actor"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _is_operator_client(application: Application | None) -> bool:
+    return application is not None and OperatorClient.objects.filter(application_id=application.pk).exists()
+
+
+# django-oauth-toolkit's own admin for applications, with one rule added: an operator machine
+# client's token acts with its operator's permissions, so its user, secret, grant and client type
+# are changed only through `services.operator_client_change` (who may, and the audit).
+admin.site.unregister(Application)
+
+
+@admin.register(Application)
+class ApplicationAdmin(DotApplicationAdmin):
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        if _is_operator_client(obj) and not request.user.has_perm(services.CHANGE_PERMISSION):
+            readonly += tuple(name for name in services.GUARDED_FIELDS if name not in readonly)
+        return readonly
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if not _is_operator_client(obj):
+            return form
+
+        class OperatorClientForm(form):  # type: ignore[valid-type,misc]
+            def clean(self) -> dict[str, Any]:
+                cleaned: dict[str, Any] = super().clean()
+                before = Application.objects.select_related("user", "operator").get(pk=obj.pk)
+                after = construct_instance(self, Application.objects.get(pk=obj.pk))
+                try:
+                    services.operator_client_changes(actor=request.user, before=before, after=after)
+                except services.OperatorClientRefused as refused:
+                    raise forms.ValidationError(str(refused)) from None
+                return cleaned
+
+        return OperatorClientForm
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change and _is_operator_client(obj):
+            services.operator_client_change(application=obj, actor=request.user, via="admin")
+        else:
+            super().save_model(request, obj, form, change)

@@ -210,11 +210,12 @@ def opened_for(
 
 
 def open_payment(*, tenant_id: int, reference: str = "deposit-test") -> Elicitation:
-    """A pending 20 EUR payment, opened the way a resolver opens it, for an OAuth client of its own
-    (so the per-principal cap counts each caller alone)."""
+    """A pending 20 EUR payment, opened the way a resolver opens it, for a user of its own (a
+    user pays a reference once, so each test's payment is a new row, and the per-principal cap
+    counts each caller alone)."""
     return services.elicitation_open(
         tenant_id=tenant_id,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "alice"),
+        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", f"user-{uuid.uuid4().hex[:8]}"),
         tool="pay_deposit",
         args_digest=uuid.uuid4().hex,
         kind=Elicitation.Kind.PAYMENT,
