@@ -126,3 +126,31 @@ def test_a_2025_11_25_client_leaving_mid_body_logs_one_line_and_no_traceback(liv
     assert lines[0].endswith(
         " INFO mcpsite.serving.sessions: client 127.0.0.1 left mid-body on POST /t/demo/mcp; nothing answered"
     )
+
+
+@pytest.mark.anyio
+async def test_a_2025_11_25_client_leaving_mid_body_is_answered_nothing() -> None:
+    info = TenantInfo(id=1, slug="leaving", name="Leaving", public=True, toolsets=("demo",), version="v1")
+    server, app = build_server(info)
+    legacy_headers = [
+        ("host", "127.0.0.1:8000"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("content-length", str(len(LEGACY_BODY))),
+    ]
+    messages: list[Message] = [
+        {"type": "http.request", "body": LEGACY_BODY[:10], "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return messages.pop(0)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    async with server.session_manager.run():
+        await app(post_scope("/t/leaving/mcp", legacy_headers), receive, send)
+    assert sent == []
