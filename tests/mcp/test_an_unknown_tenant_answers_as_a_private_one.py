@@ -48,21 +48,21 @@ LEGACY = {"Content-Type": "application/json", "Accept": ACCEPT, "MCP-Protocol-Ve
 Request = Callable[[httpx2.Client, str], httpx2.Response]
 
 
-def mcp(method: str, body: bytes = b"", **headers: str) -> Request:
-    return lambda http, slug: http.request(method, f"/t/{slug}/mcp", content=body, headers=headers)
+def mcp(method: str, body: bytes = b"", headers: dict[str, str] | None = None) -> Request:
+    return lambda http, slug: http.request(method, f"/t/{slug}/mcp", content=body, headers=headers or {})
 
 
 # What a caller without a valid token for the tenant may send: each generation's POST, the
 # session stream and its end, methods the endpoint does not serve, oversized or foreign requests.
 REQUESTS: dict[str, Request] = {
-    "2026-07-28 POST": mcp("POST", MODERN_BODY, **MODERN),
-    "2025-11-25 initialize": mcp("POST", LEGACY_BODY, **LEGACY),
+    "2026-07-28 POST": mcp("POST", MODERN_BODY, MODERN),
+    "2025-11-25 initialize": mcp("POST", LEGACY_BODY, LEGACY),
     "a POST with no headers at all": mcp("POST", b"{}"),
-    "a POST with a body over the limit": mcp("POST", b" " * (2 * 1024 * 1024), **MODERN),
-    "a POST from a foreign Host": mcp("POST", MODERN_BODY, **{**MODERN, "Host": "evil.example"}),
-    "a POST from a foreign Origin": mcp("POST", MODERN_BODY, **{**MODERN, "Origin": "http://evil.example"}),
-    "the GET stream": mcp("GET", Accept="text/event-stream", **{"MCP-Protocol-Version": "2025-11-25"}),
-    "a DELETE": mcp("DELETE", **{"Mcp-Session-Id": "0123456789abcdef", "MCP-Protocol-Version": "2025-11-25"}),
+    "a POST with a body over the limit": mcp("POST", b" " * (2 * 1024 * 1024), MODERN),
+    "a POST from a foreign Host": mcp("POST", MODERN_BODY, {**MODERN, "Host": "evil.example"}),
+    "a POST from a foreign Origin": mcp("POST", MODERN_BODY, {**MODERN, "Origin": "http://evil.example"}),
+    "the GET stream": mcp("GET", b"", {"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"}),
+    "a DELETE": mcp("DELETE", b"", {"Mcp-Session-Id": "0123456789abcdef", "MCP-Protocol-Version": "2025-11-25"}),
     "a PUT": mcp("PUT", b"{}"),
     "a HEAD": mcp("HEAD"),
     "the protected-resource metadata": lambda http, slug: http.get(
