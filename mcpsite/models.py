@@ -28,7 +28,9 @@ class Tenant(models.Model):
         validators=[RegexValidator(r"^[a-z0-9][a-z0-9-]*$", "Lowercase letters, digits and hyphens.")],
     )
     name = models.CharField(max_length=200)
-    enabled = models.BooleanField(default=True, help_text="Disabled tenants answer 404.")
+    enabled = models.BooleanField(
+        default=True, help_text="Disabled tenants are not served: they answer as an unknown tenant does."
+    )
     public = models.BooleanField(
         default=False,
         help_text="No sign-in required (fixtures only); requestState is then not bound to a principal.",

@@ -131,7 +131,7 @@ def tenant_create(*, slug: str, name: str, toolsets: list[str], public: bool = F
 
 @transaction.atomic
 def tenant_update(*, tenant: Tenant, enabled: bool | None = None, toolsets: list[str] | None = None) -> Tenant:
-    """Enable or disable a tenant (disabled answers 404), or set its toolsets."""
+    """Enable or disable a tenant (a disabled one answers as an unknown tenant does), or set its toolsets."""
     tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
     if enabled is not None:
         tenant.enabled = enabled

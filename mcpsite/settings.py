@@ -285,6 +285,9 @@ class McpsiteSettings(TypedDict):
     MAX_REQUEST_BODY: int
     MAX_REQUEST_HEAD: int
     TRUSTED_PROXIES: list[str]
+    REQUEST_HEAD_TIMEOUT_SECONDS: float
+    REQUEST_BODY_TIMEOUT_SECONDS: float
+    MAX_CONNECTIONS_PER_ADDRESS: int
     SHUTDOWN_GRACE_SECONDS: float
     OTEL_SPANS: bool
     MCP_ALLOWED_HOSTS: list[str]
@@ -329,6 +332,16 @@ MCPSITE: McpsiteSettings = {
     # Addresses (or networks) of the proxies whose X-Forwarded-For / -Proto are believed; none
     # by default, so the client address is the peer's and a client cannot choose it.
     "TRUSTED_PROXIES": env_list("MCPSITE_TRUSTED_PROXIES", []),
+    # The web process (`mcpsite.serve`) closes a connection whose request head has not arrived
+    # this long after it opened (or after the head's first byte, on a kept-alive connection),
+    # or whose body has not arrived this long after its head: a client that sends slowly, or
+    # not at all, holds a connection for a bounded time.
+    "REQUEST_HEAD_TIMEOUT_SECONDS": env_float("MCPSITE_REQUEST_HEAD_TIMEOUT_SECONDS", 10.0),
+    "REQUEST_BODY_TIMEOUT_SECONDS": env_float("MCPSITE_REQUEST_BODY_TIMEOUT_SECONDS", 30.0),
+    # Open connections one client address (an IPv6 /64) may hold in one web process; beyond
+    # it a new connection gets 429 and is closed. A trusted proxy's own address is not capped
+    # (everyone behind it shares it): cap per client at the proxy.
+    "MAX_CONNECTIONS_PER_ADDRESS": env_int("MCPSITE_MAX_CONNECTIONS_PER_ADDRESS", 128),
     # On SIGTERM the web process stops accepting, lets requests in flight finish for this long,
     # then closes what is still open and exits. Without a bound a client's standing stream
     # (`subscriptions/listen`, a 2025-11-25 GET stream) keeps the process alive forever. Longer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any
 import httpx2
 from standardwebhooks import Webhook
 
-from notifications.addresses import EndpointRefused, check_url
+from notifications.addresses import EndpointRefused, IPAddress, check_url
 
 EXCERPT_CHARS = 200
 
@@ -45,18 +46,46 @@ def signed_headers(*, secret: str, msg_id: str, body: str, at: datetime) -> dict
     }
 
 
+@dataclass(frozen=True)
+class Pinned:
+    """A request for `url` that connects to `address`, one the URL's host was checked to resolve
+    to, however the name resolves by the time the connection opens (DNS rebinding). The receiver
+    still sees its name: in ``Host``, and in TLS, where it is sent as SNI and the certificate is
+    verified against it (httpx's ``sni_hostname`` request extension)."""
+
+    url: httpx2.URL
+    headers: dict[str, str]
+    extensions: dict[str, Any]
+
+
+def pinned(url: str, address: IPAddress) -> Pinned:
+    named = httpx2.URL(url)
+    try:
+        ipaddress.ip_address(named.host)
+    except ValueError:
+        pass
+    else:
+        return Pinned(named, {}, {})  # an address already: nothing to look up, nothing to pin
+    extensions: dict[str, Any] = {"sni_hostname": named.host} if named.scheme == "https" else {}
+    return Pinned(named.copy_with(host=str(address)), {"host": named.netloc.decode("ascii")}, extensions)
+
+
 def post(*, url: str, secret: str, msg_id: str, payload: dict[str, Any], timeout: float) -> Outcome:
-    """Post once. Redirects are not followed (a 3xx is a failed attempt: the URL is the one that
-    was checked), proxies from the environment are not used, and only the first bytes of the
-    answer are read. Signed at send time: the receiver checks the timestamp is recent."""
+    """Post once, to an address the URL's host was just checked to resolve to (`pinned`).
+    Redirects are not followed (a 3xx is a failed attempt: the URL is the one that was checked),
+    proxies from the environment are not used, and only the first bytes of the answer are read.
+    Signed at send time: the receiver checks the timestamp is recent."""
     started_at, started = datetime.now(UTC), time.monotonic()
     try:
-        check_url(url)  # again: the name may resolve elsewhere than when it was saved
+        # Checked again: the name may resolve elsewhere than when it was saved.
+        target = pinned(url, check_url(url)[0])
         body = body_of(payload)
-        headers = signed_headers(secret=secret, msg_id=msg_id, body=body, at=started_at)
+        headers = {**signed_headers(secret=secret, msg_id=msg_id, body=body, at=started_at), **target.headers}
         with (
             httpx2.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client,
-            client.stream("POST", url, content=body.encode(), headers=headers) as response,
+            client.stream(
+                "POST", target.url, content=body.encode(), headers=headers, extensions=target.extensions
+            ) as response,
         ):
             excerpt = b""
             for chunk in response.iter_bytes():

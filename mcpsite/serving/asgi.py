@@ -9,7 +9,6 @@ for them is answered here (``mcpsite.cors``).
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import os
 
@@ -26,7 +25,7 @@ from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from mcpsite import cors  # noqa: E402
 from mcpsite.serving import background  # noqa: E402
-from mcpsite.serving.registry import registry  # noqa: E402
+from mcpsite.serving.registry import registry, stand_in  # noqa: E402
 from mcpsite.tenancy import tenant_slug_of_path  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -39,18 +38,6 @@ def tenant_slug(path: str) -> str | None:
     if path.startswith(_METADATA_PREFIX):
         path = path[len(_METADATA_PREFIX) :]
     return tenant_slug_of_path(path)
-
-
-async def _not_found(send: Send, slug: str) -> None:
-    body = json.dumps({"error": "not_found", "error_description": f"no MCP endpoint for tenant {slug!r}"}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 404,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 async def _lifespan(scope: Scope, receive: Receive, send: Send) -> None:
@@ -81,9 +68,9 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         slug = tenant_slug(scope["path"])
         if slug is not None:
             tenant = registry.get(slug)
-            if tenant is None:
-                await _not_found(send, slug)
-                return
+            # No tenant served here: a stand-in answers as a private tenant answers a stranger,
+            # so whether a tenant exists is told only to its members (`registry.build_stand_in`).
+            app = tenant.app if tenant is not None else stand_in(slug)
             if scope["path"][1] == "t":
                 # Browsers: a CORS preflight is answered here, before the tenant app (it
                 # authenticates nothing), and a cross-origin response gets its CORS headers.
@@ -92,9 +79,9 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
                 for name, value in scope["headers"]:
                     if name == b"origin":
                         if not await cors.mcp_preflight(scope, send):
-                            await cors.with_cors(tenant.app, scope, value.decode("latin-1"))(receive, send)
+                            await cors.with_cors(app, scope, value.decode("latin-1"))(receive, send)
                         return
-            await tenant.app(scope, receive, send)
+            await app(scope, receive, send)
             return
     elif kind == "lifespan":
         await _lifespan(scope, receive, send)

@@ -7,6 +7,7 @@ the admin is served, rebuilt or dropped without a restart.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -18,14 +19,21 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from channels.db import database_sync_to_async
 from django.conf import settings
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import ASGIApp
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpsite import protocol_methods, sdk
-from mcpsite.auth import TenantTokenVerifier, challenge_sdk_route
+from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
 from mcpsite.serving.endpoint import TenantEndpoint
 from mcpsite.serving.sessions import CappedSessionManager
@@ -62,6 +70,19 @@ def transport_security() -> TransportSecuritySettings:
     )
 
 
+def auth_settings(resource_url: str) -> AuthSettings:
+    # Validated from strings so a path-less issuer keeps its exact form (no trailing slash):
+    # RFC 8414 compares issuers as strings.
+    return AuthSettings.model_validate(
+        {
+            "issuer_url": settings.MCPSITE["ISSUER"],
+            "resource_server_url": resource_url,
+            "required_scopes": ["mcp"],
+            "validate_token_resource": True,
+        }
+    )
+
+
 def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     """The tenant's `MCPServer` and its Streamable HTTP app (both protocol generations)."""
     from mcp_tasks.extension import TasksExtension
@@ -80,16 +101,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             "token_verifier": TenantTokenVerifier(
                 resource_url=resource_url, issuer=mcpsite["ISSUER"], tenant_id=info.id
             ),
-            # Validated from strings so a path-less issuer keeps its exact form (no trailing slash):
-            # RFC 8414 compares issuers as strings.
-            "auth": AuthSettings.model_validate(
-                {
-                    "issuer_url": mcpsite["ISSUER"],
-                    "resource_server_url": resource_url,
-                    "required_scopes": ["mcp"],
-                    "validate_token_resource": True,
-                }
-            ),
+            "auth": auth_settings(resource_url),
         }
     # Durable tasks, for a tenant whose toolsets declare task tools (`mcp_tasks`); none otherwise.
     tasks = TasksExtension.for_toolsets([toolsets[n] for n in info.toolsets if n in toolsets])
@@ -149,6 +161,58 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         verifier=auth_kwargs.get("token_verifier"),
     )
     return server, app
+
+
+NO_TENANT = 0
+"""The tenant id a stand-in verifies tokens for: no tenant row has it (ids start at 1), so no
+token's user is a member of it."""
+
+
+def build_stand_in(slug: str) -> ASGIApp:
+    """What answers at ``/t/<slug>/mcp`` (and its RFC 9728 metadata) when no tenant is served
+    there: a private tenant that has no members, built from the same parts as a tenant's app.
+
+    So an unknown or disabled tenant answers exactly what a private tenant answers anyone but its
+    members: the same challenge for every method (bare without a token, ``invalid_token`` with
+    one, after the same token lookup), the same public metadata document. Whether a tenant
+    exists is told only to its members (a public tenant answers anyone, by design). No MCP
+    server is built: nothing gets past the challenge.
+    """
+    resource_url = tenant_resource_url(slug)
+    auth = auth_settings(resource_url)
+    assert auth.resource_server_url is not None
+    verifier = TenantTokenVerifier(resource_url=resource_url, issuer=settings.MCPSITE["ISSUER"], tenant_id=NO_TENANT)
+
+    async def unreachable(scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("a stand-in's challenge let a request through")
+
+    return Starlette(
+        routes=[
+            Route(
+                tenant_mcp_path(slug),
+                endpoint=BearerChallenge(
+                    unreachable, auth.required_scopes or [], build_resource_metadata_url(auth.resource_server_url)
+                ),
+            ),
+            *create_protected_resource_routes(
+                resource_url=auth.resource_server_url,
+                authorization_servers=[auth.issuer_url],
+                scopes_supported=auth.required_scopes,
+            ),
+        ],
+        middleware=[
+            Middleware(
+                AuthenticationMiddleware,
+                backend=BearerAuthBackend(verifier, resource_server_url=auth.resource_server_url),
+            ),
+            Middleware(AuthContextMiddleware),
+        ],
+    )
+
+
+# Stand-ins are cheap to build but are asked for by any path a caller makes up: a bounded few are
+# kept, so a flood of made-up slugs costs a build each and no memory.
+stand_in = functools.lru_cache(maxsize=256)(build_stand_in)
 
 
 @dataclass

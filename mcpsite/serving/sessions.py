@@ -16,6 +16,11 @@ openings cannot overshoot it:
   without an id, as for its 503 at ``max_sessions``) and a message naming the cap and how to
   free a slot.
 
+A POST's body is read whole before the SDK sees it (the SDK's body limit has already buffered it,
+so this costs no extra copy): a client that leaves mid-body is answered nothing and logged on one
+INFO line, as on the 2026-07-28 entry. The SDK's transport would log the `ClientDisconnect` as an
+ERROR with a traceback, and for an ``initialize`` open a session only to terminate it.
+
 Only requests that open a session reach the cap code; requests of an open session pay one
 ``try``, and 2026-07-28 requests never reach the session manager (`mcpsite.serving.endpoint`).
 
@@ -37,7 +42,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import INVALID_REQUEST
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from mcpsite import sdk
 
@@ -85,6 +90,14 @@ class CappedSessionManager(StreamableHTTPSessionManager):
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = scope.get("client")
+        if scope["method"] == "POST":
+            whole = await _whole_body(receive)
+            if whole is None:
+                logger.info(
+                    "client %s left mid-body on POST %s; nothing answered", client[0] if client else "?", scope["path"]
+                )
+                return
+            receive = whole
         token = _client_address.set(client[0] if client else "?")  # who an anonymous admission counts against
         try:
             await super()._handle_stateful_request(scope, receive, send)
@@ -126,3 +139,24 @@ class CappedSessionManager(StreamableHTTPSessionManager):
             else:
                 del self._open[principal]
         await super()._discard_session(session_id, transport)
+
+
+async def _whole_body(receive: Receive) -> Receive | None:
+    """``receive`` replaying the request's body, read to its end; None when the client left first.
+
+    Bounded: the SDK's `RequestBodyLimitMiddleware` (outside us) has already refused a body over
+    ``MCPSITE_MAX_REQUEST_BODY``, and hands what it read on in one message.
+    """
+    read: list[Message] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        read.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+
+    async def replay() -> Message:
+        return read.pop(0) if read else await receive()
+
+    return replay

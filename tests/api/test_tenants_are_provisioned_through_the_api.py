@@ -44,7 +44,8 @@ def test_a_tenant_is_created_served_changed_and_its_member_removed(server: LiveS
         changed = http.patch(f"/tenants/{slug}/", json={"toolsets": ["demo", "payments"]})
         assert (changed.status_code, changed.json()["toolsets"]) == (200, ["demo", "payments"])
         assert http.patch(f"/tenants/{slug}/", json={"enabled": False}).json()["enabled"] is False
-        eventually(lambda: modern_post(server.mcp_url(slug), "tools/list", token=token), 404)
+        # A disabled tenant answers as a private one answers a stranger: its existence is not told.
+        eventually(lambda: modern_post(server.mcp_url(slug), "tools/list", token=token), 401)
         assert http.patch(f"/tenants/{slug}/", json={"enabled": True}).json()["enabled"] is True
         eventually(lambda: modern_post(server.mcp_url(slug), "tools/list", token=token), 200)
 

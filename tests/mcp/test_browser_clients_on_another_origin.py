@@ -167,10 +167,14 @@ def test_a_preflight_for_a_method_the_endpoint_does_not_serve_is_refused(site: L
     assert "access-control-allow-origin" not in response.headers
 
 
-def test_a_preflight_for_an_unknown_tenant_is_404(site: LiveServer) -> None:
-    response = preflight(site.mcp_url("nobody"), ALLOWED)
-    assert response.status_code == 404
-    assert "access-control-allow-origin" not in response.headers
+def test_a_preflight_for_an_unknown_tenant_is_answered_as_for_a_real_one(site: LiveServer) -> None:
+    """Whether a tenant exists is told to no one but its members
+    (tests/mcp/test_an_unknown_tenant_answers_as_a_private_one.py)."""
+    unknown, real = preflight(site.mcp_url("nobody"), ALLOWED), preflight(site.mcp_url(), ALLOWED)
+    assert unknown.status_code == real.status_code == 204
+    assert [(k, v) for k, v in unknown.headers.multi_items() if k != "date"] == [
+        (k, v) for k, v in real.headers.multi_items() if k != "date"
+    ]
 
 
 def test_an_actual_cross_origin_response_exposes_the_mcp_headers_and_never_allows_credentials(

@@ -1,4 +1,7 @@
-"""A tenant created, changed or disabled in the admin is served (or not) without a restart."""
+"""A tenant created, changed or disabled in the admin is served (or not) without a restart.
+
+A tenant not served answers as a private tenant answers a caller without a token (401 with a bare
+challenge), so these public tenants go from 401 to 200 and back."""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ def test_tenant_added_in_the_admin_is_served_at_once(
     live: LiveServer, cast: Cast, staff_session: httpx2.Client, cleanup: Callable[[str], None]
 ) -> None:
     url = live.mcp_url("acme")
-    assert modern_post(url, "tools/list").status_code == 404
+    assert modern_post(url, "tools/list").status_code == 401
     cleanup("acme")
     add = staff_session.get("/admin/mcpsite/tenant/add/")
     response = staff_session.post(
@@ -77,7 +80,7 @@ def test_changed_toolsets_and_disabling_take_effect_without_a_restart(
 
     tenant.enabled = False
     tenant.save()
-    wait_for_status(url, 404)
+    wait_for_status(url, 401)
 
 
 def test_a_change_made_where_no_broadcast_reaches_is_picked_up_by_the_poll(
@@ -89,4 +92,4 @@ def test_a_change_made_where_no_broadcast_reaches_is_picked_up_by_the_poll(
     url = live.mcp_url("gamma")
     wait_for_status(url, 200)
     Tenant.objects.filter(slug="gamma").update(enabled=False)
-    wait_for_status(url, 404, timeout=8.0)
+    wait_for_status(url, 401, timeout=8.0)

@@ -42,12 +42,14 @@ class Received:
 
 @dataclass
 class Receiver:
-    """A real HTTP receiver on 127.0.0.1, in a thread: records every POST and answers each with
+    """A real HTTP receiver on loopback (127.0.0.1 unless told), in a thread: records every POST and answers each with
     the next of `answers` (a status code or `HANG`), then `default`."""
 
     answers: list[int | str] = field(default_factory=list)
     default: int | str = 200
     redirect_to: str = ""  # the Location of a 3xx answer
+    host: str = "127.0.0.1"  # any loopback address
+    port: int = 0  # 0: any free port
     received: list[Received] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -74,7 +76,7 @@ class Receiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer((self.host, self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -87,7 +89,7 @@ class Receiver:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/hooks"
+        return f"http://{self.host}:{self._server.server_address[1]}/hooks"
 
     def wait_for(self, count: int, timeout: float = 15.0) -> list[Received]:
         deadline = time.monotonic() + timeout
