@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.log import log_response
 from django.utils.module_loading import import_string
 from oauth2_provider.cimd import CIMDError
 from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
@@ -27,6 +28,7 @@ from oauth2_provider.views import (
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from mcpsite.conf import mcpsite_settings
+from mcpsite.jsonbody import JSONTooDeep, json_loads_bounded
 from mcpsite.models import Tenant
 from mcpsite.tenancy import tenant_slug_of_resource
 
@@ -195,15 +197,22 @@ class VettedMetadataFetcher:
 def _vetted(request: HttpRequest) -> JsonResponse | None:
     """Replace the request's metadata with what may be registered; the refusal if nothing may."""
     try:
-        metadata = json.loads(request.body)
+        metadata = json_loads_bounded(request.body)
+        request._body = json.dumps(registration_vet(metadata)).encode()  # what DOT's view reads
+    except JSONTooDeep as too_deep:
+        return _refusal(RegistrationRefused(error="invalid_client_metadata", description=f"{too_deep}."))
     except ValueError:
         return None  # DOT answers a malformed body itself
-    try:
-        request._body = json.dumps(registration_vet(metadata)).encode()  # what DOT's view reads
     except RegistrationRefused as refused:
-        logger.info("client registration refused: %s", refused.description)
-        return JsonResponse({"error": refused.error, "error_description": refused.description}, status=400)
+        return _refusal(refused)
     return None
+
+
+def _refusal(refused: RegistrationRefused) -> JsonResponse:
+    response = JsonResponse({"error": refused.error, "error_description": refused.description}, status=400)
+    # One line that says why; Django's own "Bad Request" line is then not written.
+    log_response("client registration refused: %s", refused.description, response=response, logger=logger)
+    return response
 
 
 def client_creation_counted(*, way: str, address: str) -> bool:

@@ -433,7 +433,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["operator_api.auth.OperatorAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["operator_api.permissions.OperatorScope", "operator_api.permissions.StaffMayAct"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["operator_api.parsers.BoundedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "operator_api.schema.OperatorAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "operator_api.pagination.NewestFirst",
     "PAGE_SIZE": OPERATOR_API["PAGE_SIZE"],
