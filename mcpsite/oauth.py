@@ -30,6 +30,7 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from mcpsite.conf import mcpsite_settings
 from mcpsite.jsonbody import JSONTooDeep, json_loads_bounded
 from mcpsite.models import Tenant
+from mcpsite.net import address_bucket
 from mcpsite.tenancy import tenant_slug_of_resource
 
 logger = logging.getLogger(__name__)
@@ -217,8 +218,9 @@ def _refusal(refused: RegistrationRefused) -> JsonResponse:
 
 def client_creation_counted(*, way: str, address: str) -> bool:
     """Count one new client from `address` by `way` (``dcr`` or ``cimd``, each its own budget);
-    False past ``MCPSITE_DCR_PER_HOUR`` this hour."""
-    key = f"mcpsite:{way}:{address}"
+    False past ``MCPSITE_DCR_PER_HOUR`` this hour. An IPv6 client is counted by its /64
+    (`mcpsite.net.address_bucket`): it may send from any of 2**64 addresses."""
+    key = f"mcpsite:{way}:{address_bucket(address)}"
     cache.add(key, 0, timeout=3600)
     return bool(cache.incr(key) <= mcpsite_settings()["DCR_PER_HOUR"])
 
@@ -233,12 +235,13 @@ class RateLimitedCIMDPermission:
         address = request.headers.get("REMOTE_ADDR", "-")  # DOT passes Django's META as headers
         if client_creation_counted(way="cimd", address=address):
             return True
-        logger.info("client metadata document refused: too many new clients from %s", address)
+        logger.info("client metadata document refused: too many new clients from %s", address_bucket(address))
         return False
 
 
 class RateLimitedRegistrationView(DynamicClientRegistrationView):
-    """RFC 7591 registration, open to anyone, at most ``MCPSITE_DCR_PER_HOUR`` per client address."""
+    """RFC 7591 registration, open to anyone, at most ``MCPSITE_DCR_PER_HOUR`` per client address
+    (an IPv6 client's /64)."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not client_creation_counted(way="dcr", address=request.META.get("REMOTE_ADDR", "-")):

@@ -290,8 +290,9 @@ class McpsiteSettings(TypedDict):
 MCPSITE: McpsiteSettings = {
     # The OAuth issuer named in every principal (client, issuer, subject).
     "ISSUER": env_str("MCPSITE_ISSUER", SITE_ROOT),
-    # Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
-    # many new clients again by Client ID Metadata Document.
+    # Open dynamic client registration (RFC 7591), at most this many per client address (an IPv6
+    # client's /64, `mcpsite.net.address_bucket`) and hour; as many new clients again by Client ID
+    # Metadata Document.
     "DCR_PER_HOUR": env_int("MCPSITE_DCR_PER_HOUR", 30),
     # What fetches a Client ID Metadata Document (dotted path to a class with DOT's fetcher interface,
     # e.g. one through an egress proxy): by default DOT's SSRF-guarded fetcher (https, public addresses
