@@ -16,6 +16,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.log import log_response
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -35,8 +36,10 @@ def webhook(request: HttpRequest, provider: str) -> HttpResponse:
     except UnknownProvider:
         return JsonResponse({"error": "unknown provider"}, status=404)
     except WebhookRejected as exc:
-        logger.warning("webhook from %s rejected: %s", provider, exc.reason)
-        return JsonResponse({"error": exc.reason}, status=400)
+        refused = JsonResponse({"error": exc.reason}, status=400)
+        # One line that says why; Django's own "Bad Request" line is then not written.
+        log_response("webhook from %s rejected: %s", provider, exc.reason, response=refused, logger=logger)
+        return refused
     except services.DuplicateDelivery:
         return JsonResponse({"received": True, "duplicate": True})
     return JsonResponse({"received": True, "outcome": delivery.outcome, "flagged": delivery.flagged})

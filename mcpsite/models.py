@@ -156,3 +156,26 @@ class ProcessHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return self.process_id
+
+
+class ClientApplicationType(models.Model):
+    """What kind of client a dynamically registered OAuth application is (OpenID Connect
+    Registration's ``application_type``; MCP SEP-837), and whether it said so or it was inferred
+    from its redirect URIs (`mcpsite.oauth.application_type_infer`): many clients predate SEP-837.
+    DOT's application has no such field."""
+
+    class Kind(models.TextChoices):
+        NATIVE = "native", "native"
+        WEB = "web", "web"
+
+    application = models.OneToOneField(
+        "oauth2_provider.Application",
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="application_type",
+    )
+    application_type = models.CharField(max_length=6, choices=Kind.choices)
+    inferred = models.BooleanField(help_text="Inferred from the redirect URIs: the client did not say.")
+
+    def __str__(self) -> str:
+        return f"{self.application_type} ({'inferred' if self.inferred else 'stated'})"

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.core.cache import cache
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.log import log_response
 from django.utils.module_loading import import_string
 from oauth2_provider.cimd import CIMDError
 from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
@@ -27,7 +30,9 @@ from oauth2_provider.views import (
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from mcpsite.conf import mcpsite_settings
-from mcpsite.models import Tenant
+from mcpsite.jsonbody import JSONTooDeep, json_loads_bounded
+from mcpsite.models import ClientApplicationType, Tenant
+from mcpsite.net import address_bucket
 from mcpsite.tenancy import tenant_slug_of_resource
 
 logger = logging.getLogger(__name__)
@@ -112,7 +117,8 @@ def with_issuer(uri: str, issuer: str) -> str:
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 REGISTRABLE_GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
-# OpenID Connect Registration's two kinds; MCP (SEP-837) asks every registering client to say which.
+# OpenID Connect Registration's two kinds; MCP (SEP-837) asks every registering client to say which
+# (one that does not is given the kind its redirect URIs show: `application_type_infer`).
 APPLICATION_TYPES = frozenset({"native", "web"})
 
 
@@ -156,25 +162,63 @@ def client_metadata_vet(metadata: dict[str, Any]) -> None:
                     error="invalid_redirect_uri",
                     description=f"Redirect URIs must be https, or http on a loopback address: {uri!r} is neither.",
                 )
+            # OpenID Connect Registration: a web client redirects to a host of its own, never to
+            # the user's machine (a loopback listener is a native app's, RFC 8252 section 7.3).
+            if metadata.get("application_type") == "web" and isinstance(uri, str) and _on_loopback(uri):
+                raise RegistrationRefused(
+                    error="invalid_redirect_uri",
+                    description=(
+                        f"{uri!r} is a loopback address, which only a native client listens on:"
+                        ' register with application_type "native".'
+                    ),
+                )
+
+
+def _on_loopback(uri: str) -> bool:
+    try:
+        return urlsplit(uri).hostname in LOOPBACK_HOSTS
+    except ValueError:
+        return False
+
+
+def application_type_infer(redirect_uris: list[str]) -> str:
+    """The kind of client that registers these redirect URIs without saying which it is (clients
+    predating SEP-837), as the official SDKs choose it: ``native`` when a redirect URI is on a
+    loopback host (a listener on the user's machine, RFC 8252 section 7.3), else ``web`` (https on
+    a host of its own). A mix of loopback and https is ``native``: a native app may also claim an
+    https URI (RFC 8252 section 7.2; VS Code registers both), a web client may not listen on
+    loopback."""
+    return "native" if any(_on_loopback(uri) for uri in redirect_uris) else "web"
 
 
 def registration_vet(metadata: Any) -> Any:
     """The metadata to hand DOT's registration, or `RegistrationRefused`.
 
-    Held to `client_metadata_vet`, and the client says what it is (``application_type``, MCP
-    2025-11-25 and 2026-07-28, SEP-837). It is registered as public (``none``) whatever
-    authentication it asked for (RFC 7591 section 3.2.1 lets the server replace a value; the
-    response says which). Shapes DOT itself refuses (not a JSON object) are left to it.
+    Held to `client_metadata_vet`. The client should say what it is (``application_type``, MCP
+    2025-11-25 and 2026-07-28, SEP-837); one that does not (absent or null: many deployed clients
+    predate SEP-837) is given the kind its redirect URIs show (`application_type_infer`), and a
+    value other than ``native`` or ``web`` is refused. It is registered as public (``none``)
+    whatever authentication it asked for (RFC 7591 section 3.2.1 lets the server replace a value;
+    the response says which). Shapes DOT itself refuses (not a JSON object, redirect URIs that are
+    not a list of strings, none at all) are left to it.
     """
     if not isinstance(metadata, dict):
         return metadata
     client_metadata_vet(metadata)
-    if metadata.get("application_type") not in APPLICATION_TYPES:
+    vetted = {**metadata, "token_endpoint_auth_method": "none"}
+    stated = metadata.get("application_type")
+    if stated is None:
+        redirect_uris = metadata.get("redirect_uris")
+        if isinstance(redirect_uris, list) and redirect_uris and all(isinstance(uri, str) for uri in redirect_uris):
+            vetted["application_type"] = application_type_infer(redirect_uris)
+        else:
+            vetted.pop("application_type", None)
+    elif stated not in APPLICATION_TYPES:
         raise RegistrationRefused(
             error="invalid_client_metadata",
-            description='Say which kind of client this is: application_type "native" or "web".',
+            description='application_type is "native" or "web" (or left out, to be read from the redirect URIs).',
         )
-    return {**metadata, "token_endpoint_auth_method": "none"}
+    return vetted
 
 
 class VettedMetadataFetcher:
@@ -192,24 +236,62 @@ class VettedMetadataFetcher:
         return metadata, max_age
 
 
-def _vetted(request: HttpRequest) -> JsonResponse | None:
+@dataclass(frozen=True)
+class _Vetted:
+    """What `_vetted` made of a registration: the refusal, or the kind of client it registers."""
+
+    refusal: JsonResponse | None = None
+    application_type: str | None = None  # None: DOT refuses the metadata itself
+    inferred: bool = False
+
+
+def _vetted(request: HttpRequest) -> _Vetted:
     """Replace the request's metadata with what may be registered; the refusal if nothing may."""
     try:
-        metadata = json.loads(request.body)
+        metadata = json_loads_bounded(request.body)
+        vetted = registration_vet(metadata)
+        request._body = json.dumps(vetted).encode()  # what DOT's view reads
+    except JSONTooDeep as too_deep:
+        return _Vetted(_refusal(RegistrationRefused(error="invalid_client_metadata", description=f"{too_deep}.")))
     except ValueError:
-        return None  # DOT answers a malformed body itself
-    try:
-        request._body = json.dumps(registration_vet(metadata)).encode()  # what DOT's view reads
+        return _Vetted()  # DOT answers a malformed body itself
     except RegistrationRefused as refused:
-        logger.info("client registration refused: %s", refused.description)
-        return JsonResponse({"error": refused.error, "error_description": refused.description}, status=400)
-    return None
+        return _Vetted(_refusal(refused))
+    if not isinstance(vetted, dict):
+        return _Vetted()
+    return _Vetted(application_type=vetted.get("application_type"), inferred=metadata.get("application_type") is None)
+
+
+def _application_type_record(response: HttpResponse, vetted: _Vetted) -> HttpResponse:
+    """Keep the kind of client DOT just registered or updated (DOT's application has no field for
+    it) and name it in the response, as RFC 7591 section 3.2.1 returns every registered value."""
+    if response.status_code not in (200, 201) or vetted.application_type is None:
+        return response
+    body = json.loads(response.content)
+    application = Application.objects.get(client_id=body["client_id"])
+    ClientApplicationType.objects.update_or_create(
+        application=application,
+        defaults={"application_type": vetted.application_type, "inferred": vetted.inferred},
+    )
+    if vetted.inferred:
+        kind = vetted.application_type
+        logger.info("client %s registered as %s (inferred from its redirect URIs)", application.client_id, kind)
+    response.content = json.dumps({**body, "application_type": vetted.application_type}).encode()
+    return response
+
+
+def _refusal(refused: RegistrationRefused) -> JsonResponse:
+    response = JsonResponse({"error": refused.error, "error_description": refused.description}, status=400)
+    # One line that says why; Django's own "Bad Request" line is then not written.
+    log_response("client registration refused: %s", refused.description, response=response, logger=logger)
+    return response
 
 
 def client_creation_counted(*, way: str, address: str) -> bool:
     """Count one new client from `address` by `way` (``dcr`` or ``cimd``, each its own budget);
-    False past ``MCPSITE_DCR_PER_HOUR`` this hour."""
-    key = f"mcpsite:{way}:{address}"
+    False past ``MCPSITE_DCR_PER_HOUR`` this hour. An IPv6 client is counted by its /64
+    (`mcpsite.net.address_bucket`): it may send from any of 2**64 addresses."""
+    key = f"mcpsite:{way}:{address_bucket(address)}"
     cache.add(key, 0, timeout=3600)
     return bool(cache.incr(key) <= mcpsite_settings()["DCR_PER_HOUR"])
 
@@ -224,12 +306,13 @@ class RateLimitedCIMDPermission:
         address = request.headers.get("REMOTE_ADDR", "-")  # DOT passes Django's META as headers
         if client_creation_counted(way="cimd", address=address):
             return True
-        logger.info("client metadata document refused: too many new clients from %s", address)
+        logger.info("client metadata document refused: too many new clients from %s", address_bucket(address))
         return False
 
 
 class RateLimitedRegistrationView(DynamicClientRegistrationView):
-    """RFC 7591 registration, open to anyone, at most ``MCPSITE_DCR_PER_HOUR`` per client address."""
+    """RFC 7591 registration, open to anyone, at most ``MCPSITE_DCR_PER_HOUR`` per client address
+    (an IPv6 client's /64)."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not client_creation_counted(way="dcr", address=request.META.get("REMOTE_ADDR", "-")):
@@ -239,13 +322,27 @@ class RateLimitedRegistrationView(DynamicClientRegistrationView):
             )
             response["Retry-After"] = "3600"
             return response
-        refused = _vetted(request)
-        return refused if refused is not None else super().post(request, *args, **kwargs)
+        vetted = _vetted(request)
+        if vetted.refusal is not None:
+            return vetted.refusal
+        with transaction.atomic():  # the client and its kind, together
+            return _application_type_record(super().post(request, *args, **kwargs), vetted)
 
 
 class VettedRegistrationManagementView(DynamicClientRegistrationManagementView):
-    """RFC 7592 client configuration: an update is held to the rules of a registration."""
+    """RFC 7592 client configuration: an update is held to the rules of a registration, and a read
+    names the client's kind as the registration did."""
+
+    def get(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = super().get(request, client_id, *args, **kwargs)
+        kind = ClientApplicationType.objects.filter(application__client_id=client_id).first()
+        if response.status_code == 200 and kind is not None:
+            response.content = json.dumps({**json.loads(response.content), "application_type": kind.application_type})
+        return response
 
     def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
-        refused = _vetted(request)
-        return refused if refused is not None else super().put(request, client_id, *args, **kwargs)
+        vetted = _vetted(request)
+        if vetted.refusal is not None:
+            return vetted.refusal
+        with transaction.atomic():
+            return _application_type_record(super().put(request, client_id, *args, **kwargs), vetted)

@@ -301,8 +301,9 @@ class McpsiteSettings(TypedDict):
 MCPSITE: McpsiteSettings = {
     # The OAuth issuer named in every principal (client, issuer, subject).
     "ISSUER": env_str("MCPSITE_ISSUER", SITE_ROOT),
-    # Open dynamic client registration (RFC 7591), at most this many per client address and hour; as
-    # many new clients again by Client ID Metadata Document.
+    # Open dynamic client registration (RFC 7591), at most this many per client address (an IPv6
+    # client's /64, `mcpsite.net.address_bucket`) and hour; as many new clients again by Client ID
+    # Metadata Document.
     "DCR_PER_HOUR": env_int("MCPSITE_DCR_PER_HOUR", 30),
     # Beat (hourly): a dynamically registered client is deleted once it was registered this long
     # ago, holds nothing live (access token, grant, usable refresh token) and got no token or grant
@@ -470,7 +471,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["operator_api.auth.OperatorAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["operator_api.permissions.OperatorScope", "operator_api.permissions.StaffMayAct"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["operator_api.parsers.BoundedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "operator_api.schema.OperatorAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "operator_api.pagination.NewestFirst",
     "PAGE_SIZE": OPERATOR_API["PAGE_SIZE"],

@@ -126,6 +126,9 @@ class LiveServer:
         """Later `wait_for_log` calls only look at lines written after this point."""
         self._log_offset = self.log_path.stat().st_size
 
+    def log_since_mark(self) -> str:
+        return self.log_path.read_bytes()[self._log_offset :].decode(errors="replace")
+
     def wait_for_log(self, text: str, timeout: float = 10.0) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -7,7 +7,6 @@ signs the Stripe way (``Stripe-Signature: t=<ts>,v1=<hmac-sha256 of "<ts>.<body>
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import stripe
 
 from approvals.conf import approvals_settings
 from approvals.exceptions import ApprovalsError
+from mcpsite.jsonbody import JSONTooDeep, json_loads_bounded
 
 
 class WebhookRejected(ApprovalsError):
@@ -84,7 +84,9 @@ def verify_stripe_signature(*, body: bytes, header: str | None, secret: str) -> 
     if tolerance and _signed_at(header) > time.time() + tolerance:
         raise WebhookRejected(reason="future timestamp")
     try:
-        decoded = json.loads(body)
+        decoded = json_loads_bounded(body)
+    except JSONTooDeep:
+        raise WebhookRejected(reason="body nested too deeply") from None
     except ValueError:
         raise WebhookRejected(reason="malformed body") from None
     if not isinstance(decoded, dict):

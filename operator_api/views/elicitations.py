@@ -44,12 +44,19 @@ def _flag(request: Request, name: str) -> bool | None:
     return value.lower() in {"true", "1"}
 
 
+# An age filter reaches back at most a century: further is before any row, and a timedelta (or
+# the date it is subtracted from) overflows long before the number does.
+MAX_AGE_SECONDS = 100 * 365 * 24 * 3600
+
+
 def _seconds(request: Request, name: str) -> timedelta | None:
     value = request.query_params.get(name)
     if value is None:
         return None
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):  # superscripts and other scripts' digits pass str.isdigit
         raise ValidationError({name: "a whole number of seconds"})
+    if len(value) > len(str(MAX_AGE_SECONDS)) or int(value) > MAX_AGE_SECONDS:
+        raise ValidationError({name: f"at most {MAX_AGE_SECONDS} seconds (100 years)"})
     return timedelta(seconds=int(value))
 
 
