@@ -47,6 +47,7 @@ def test_seed_demo_is_idempotent() -> None:
         RequestStateKey.objects.count(),
     )
     demo = Tenant.objects.get(slug="demo")
+    assert {"demo", "payments", "long_running"} <= set(demo.toolsets)  # the Tasks toolset runs out of the box
     assert set(Folder.objects.filter(tenant=demo).values_list("path", flat=True)) >= {"/tmp/empty", "/tmp/project"}
     assert set(File.objects.filter(folder__path="/tmp/project").values_list("name", flat=True)) == {
         "main.py",

@@ -11,6 +11,9 @@ from mcpsite.keyring import rotation
 from mcpsite.models import Tenant
 from tools_app.models import File, Folder
 
+# long_running: the runnable Tasks toolset, so a Tasks client (the TypeScript ext-tasks one, the
+# Inspector) has something to run against `scripts/run` out of the box.
+DEMO_TOOLSETS = ("demo", "payments", "long_running")
 DEMO_FOLDERS = {"/tmp/empty": [], "/tmp/project": ["main.py", "README.md"]}
 
 
@@ -20,9 +23,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
             tenant, _ = Tenant.objects.get_or_create(
-                slug="demo", defaults={"name": "Demo", "toolsets": ["demo", "payments"]}
+                slug="demo", defaults={"name": "Demo", "toolsets": list(DEMO_TOOLSETS)}
             )
-            missing = [name for name in ("demo", "payments") if name not in tenant.toolsets]
+            missing = [name for name in DEMO_TOOLSETS if name not in tenant.toolsets]
             if missing:
                 tenant.toolsets = [*tenant.toolsets, *missing]
                 tenant.save(update_fields=["toolsets", "updated_at"])
