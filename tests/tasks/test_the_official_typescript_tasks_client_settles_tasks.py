@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -82,22 +83,27 @@ def test_a_task_only_tool_completes_as_a_task(live: LiveServer, cast: Cast, repo
 def test_a_task_waiting_on_a_staff_approval_completes_once_staff_approve(
     live: LiveServer, cast: Cast, reports: str
 ) -> None:
-    process = driver(reports, cast.token(live, "alice", "reports"), "approved_export", arguments={"title": "payroll"})
+    # A title of its own: an approval alice already got for the same export (another test's) is
+    # reused, and the task would complete without asking.
+    title = f"payroll-{uuid.uuid4().hex[:8]}"
+    process = driver(reports, cast.token(live, "alice", "reports"), "approved_export", arguments={"title": title})
     try:
         assert process.stdout is not None
         deadline = time.monotonic() + 30
+        seen: list[Any] = []
         while True:  # the client hands the URL-mode question to the application, and polls on
             line = json.loads(process.stdout.readline() or "null")
             assert line is not None, (
-                f"the client exited before the question: {process.stderr and process.stderr.read()}"
+                f"the client exited before the question (saw {seen}): {process.stderr and process.stderr.read()}"
             )
+            seen.append(line)
             if line["event"] == "input":
                 break
             assert time.monotonic() < deadline, "no question within 30 s"
         params = line["request"]["params"]
         assert (line["request"]["kind"], params["mode"]) == ("elicitation", "url")
         assert params["message"] == (
-            "This needs a staff approval: export the payroll report. Follow its status at the link."
+            f"This needs a staff approval: export the {title} report. Follow its status at the link."
         )
         row = Elicitation.objects.get(pk=elicitation_id_of(params["url"]))
         assert row.status == "pending"
@@ -111,4 +117,4 @@ def test_a_task_waiting_on_a_staff_approval_completes_once_staff_approve(
             process.kill()
     outcome = rest[-1]
     assert (outcome["kind"], outcome["status"]) == ("task", "completed"), outcome
-    assert outcome["result"]["content"] == [{"type": "text", "text": "payroll: exported"}]
+    assert outcome["result"]["content"] == [{"type": "text", "text": f"{title}: exported"}]
