@@ -7,7 +7,17 @@ from django.contrib import admin
 from django.forms.models import construct_instance
 from django.http import HttpRequest
 from oauth2_provider.admin import ApplicationAdmin as DotApplicationAdmin
-from oauth2_provider.models import Application
+from oauth2_provider.models import (
+    Application,
+    get_access_token_admin_class,
+    get_access_token_model,
+    get_grant_admin_class,
+    get_grant_model,
+    get_id_token_admin_class,
+    get_id_token_model,
+    get_refresh_token_admin_class,
+    get_refresh_token_model,
+)
 
 from operator_api import services
 from operator_api.models import OperatorClient, OperatorClientEvent
@@ -95,3 +105,29 @@ class ApplicationAdmin(DotApplicationAdmin):
             services.operator_client_change(application=obj, actor=request.user, via="admin")
         else:
             super().save_model(request, obj, form, change)
+
+
+class IssuedByTheFlows:
+    """Tokens, grants and ID tokens are issued by the OAuth flows for one user and one client.
+    django-oauth-toolkit's admins let staff holding the matching change permission edit one's user,
+    client, scope or expiry, which hands whoever holds that credential another person's
+    permissions (the same escalation as re-pointing an operator client). So every field is read
+    only here; revoking (the library's action) and the views stay as they were. Fields the library
+    hides (the token or code itself) stay hidden."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = tuple(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        hidden = set(self.get_exclude(request, obj) or ())  # type: ignore[attr-defined]
+        fields = self.model._meta.concrete_fields  # type: ignore[attr-defined]
+        return readonly + tuple(f.name for f in fields if f.name not in readonly and f.name not in hidden)
+
+
+def _read_only(model: Any, library_admin: Any) -> None:
+    admin.site.unregister(model)
+    admin.site.register(model, type(library_admin.__name__, (IssuedByTheFlows, library_admin), {}))
+
+
+_read_only(get_access_token_model(), get_access_token_admin_class())
+_read_only(get_refresh_token_model(), get_refresh_token_admin_class())
+_read_only(get_grant_model(), get_grant_admin_class())
+_read_only(get_id_token_model(), get_id_token_admin_class())
