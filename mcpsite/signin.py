@@ -36,6 +36,8 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest
 
+from mcpsite.net import address_bucket
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
@@ -95,8 +97,10 @@ class _Keys:
 
 
 def _address(request: HttpRequest | None) -> str | None:
-    # REMOTE_ADDR is the peer, or the client a trusted proxy names (MCPSITE_TRUSTED_PROXIES).
-    return request.META.get("REMOTE_ADDR") if request is not None else None
+    # REMOTE_ADDR is the peer, or the client a trusted proxy names (MCPSITE_TRUSTED_PROXIES); an
+    # IPv6 client counts as its /64, or every request could come from a fresh address.
+    address = request.META.get("REMOTE_ADDR") if request is not None else None
+    return address_bucket(address) if address else None
 
 
 def signin_lockout(*, username: str | None, address: str | None) -> Lockout | None:

@@ -174,6 +174,20 @@ def test_after_too_many_wrong_passwords_from_one_address_it_is_refused_and_anoth
     assert sign_in(server, user, user, **address()).status_code == 302
 
 
+def test_fresh_ipv6_addresses_of_one_64_count_as_one_address(server: LiveServer, cast: Cast) -> None:
+    """An IPv6 host holds a whole /64: a new address per attempt must not buy a new budget."""
+    prefix = f"2001:db8:{uuid.uuid4().int % 0xFFFF:x}:{uuid.uuid4().int % 0xFFFF:x}"
+    try:
+        for n in range(PER_ADDRESS):
+            headers = {"X-Forwarded-For": f"{prefix}::{n + 1:x}"}
+            assert refused_with(sign_in(server, f"nobody-{uuid.uuid4().hex[:8]}", "guess", **headers), WRONG)
+        user = new_user(cast)
+        assert refused_with(sign_in(server, user, user, **{"X-Forwarded-For": f"{prefix}::beef"}), LOCKED_ADDRESS)
+        assert sign_in(server, user, user, **{"X-Forwarded-For": f"2001:db8:ffff:{n}::1"}).status_code == 302
+    finally:
+        cache.delete_many([f"mcpsite:signin:{kind}:address:{prefix}::/64" for kind in ("failures", "lock")])
+
+
 class CountingHasher(PBKDF2PasswordHasher):
     """Django's own PBKDF2 hasher, counting how often a password is checked."""
 
