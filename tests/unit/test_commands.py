@@ -31,9 +31,28 @@ def test_mcp_token_refuses_a_non_member() -> None:
         run("mcp_token", "--tenant", "demo", "--user", "mallory")
 
 
-def test_mcp_token_names_an_unknown_tenant() -> None:
-    with pytest.raises(CommandError, match="Tenant matching query does not exist"):
+def test_mcp_token_names_an_unknown_tenant_and_the_tenants_there_are() -> None:
+    with pytest.raises(CommandError) as refused:
         run("mcp_token", "--tenant", "nope", "--user", "alice")
+    listed = str(refused.value).split("Tenants: ")[1].split(" (")[0]
+    first = Tenant.objects.order_by("slug").first()
+    assert str(refused.value).startswith("No tenant 'nope'.") and first is not None and listed.startswith(first.slug)
+
+
+def test_mcp_token_names_an_unknown_user_and_says_how_to_make_one() -> None:
+    with pytest.raises(CommandError) as refused:
+        run("mcp_token", "--tenant", "demo", "--user", "zoe")
+    assert "No user named 'zoe'" in str(refused.value)
+    assert "manage.py createsuperuser --username zoe" in str(refused.value)
+    assert "member of the tenant" in str(refused.value)
+
+
+def test_operator_client_names_an_unknown_user_and_the_staff_there_are() -> None:
+    with pytest.raises(CommandError) as refused:
+        run("operator_client", "--user", "ops-nobody", "--scopes", "keys:rotate")
+    assert "No user named 'ops-nobody'. Staff users: " in str(refused.value)
+    assert "staff" in str(refused.value).split("Staff users: ")[1]  # the cast's superuser is listed
+    assert "manage.py createsuperuser --username ops-nobody" in str(refused.value)
 
 
 def test_seed_demo_is_idempotent() -> None:

@@ -4,11 +4,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcpsite import services
-from mcpsite.models import Tenant
+from mcpsite.commands import tenant_named, user_named
 
 
 class Command(BaseCommand):
@@ -28,11 +27,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            tenant = Tenant.objects.get(slug=options["tenant"])
-            user = get_user_model().objects.get(username=options["user"])
-        except (Tenant.DoesNotExist, get_user_model().DoesNotExist) as exc:
-            raise CommandError(str(exc)) from None
+        tenant = tenant_named(options["tenant"])
+        user = user_named(options["user"])
         expires_in = timedelta(seconds=options["expires_in"]) if options["expires_in"] else None
         # A token is bound to one URL (RFC 8707): a server at another root refuses it, so say
         # which root this one names and where that came from.

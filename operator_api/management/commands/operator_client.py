@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from mcpsite.commands import user_named
 from operator_api import services
 
 
@@ -20,10 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="the client's name (default: operator client of USER)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            user = get_user_model().objects.get(username=options["user"])
-        except get_user_model().DoesNotExist as exc:
-            raise CommandError(str(exc)) from None
+        user = user_named(options["user"], staff=True)
         scopes = options["scopes"].replace(",", " ").split()
         try:
             application, secret = services.operator_client_create(user=user, scopes=scopes, name=options["name"])
