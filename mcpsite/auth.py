@@ -158,8 +158,8 @@ _load_async = database_sync_to_async(_load)
 class TenantTokenVerifier:
     """The SDK `TokenVerifier` for one tenant: (client id, issuer, subject) from a DOT token.
 
-    `AccessToken.resource` is reported only when the token was issued for this tenant's
-    resource URL; the SDK's bearer middleware (``validate_token_resource``) refuses the rest.
+    A token not issued for this tenant's resource URL is refused here (logged with both URLs);
+    the SDK's bearer middleware (``validate_token_resource``) checks the same again.
     A token whose user is not a member of this tenant is refused here (``None``: 401).
     """
 
@@ -181,6 +181,15 @@ class TenantTokenVerifier:
         if self.tenant_id not in entry.tenant_ids:
             logger.info("bearer token refused: user %s is not a member of tenant %s", entry.subject, self.tenant_id)
             return None
+        if self.resource_url not in entry.resources:
+            # Refused here rather than by the SDK's bearer middleware, whose line reads
+            # "resource None": say which URL the token was minted for and which it was shown to.
+            logger.info(
+                "bearer token refused: minted for %s, shown to %s (mint one for this server's site root)",
+                ", ".join(entry.resources) or "no resource",
+                self.resource_url,
+            )
+            return None
         built = self._built.get(checksum)
         if built is not None and built[0] is entry:
             return built[1]
@@ -189,7 +198,7 @@ class TenantTokenVerifier:
             client_id=entry.client_id,
             scopes=list(entry.scopes),
             expires_at=entry.expires_at,
-            resource=self.resource_url if self.resource_url in entry.resources else None,
+            resource=self.resource_url,
             subject=entry.subject,
             claims={"iss": self.issuer},
         )

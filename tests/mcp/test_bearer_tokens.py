@@ -71,6 +71,17 @@ def test_token_without_a_resource_is_401(live: LiveServer, cast: Cast) -> None:
     assert list_tools(live, cast.token(live, resource=[])).status_code == 401
 
 
+def test_a_token_minted_for_another_site_root_is_refused_naming_both_urls(live: LiveServer, cast: Cast) -> None:
+    elsewhere = "http://127.0.0.1:1/t/demo/mcp"
+    live.mark_log()
+    response = list_tools(live, cast.token(live, resource=[elsewhere]))
+    assert response.status_code == 401
+    assert 'error="invalid_token"' in response.headers["www-authenticate"]
+    line = live.wait_for_log("bearer token refused: minted for")
+    assert f"minted for {elsewhere}, shown to {live.mcp_url('demo')}" in line
+    assert "resource None" not in live.log_since_mark()
+
+
 def test_token_without_the_mcp_scope_is_403(live: LiveServer, cast: Cast) -> None:
     response = list_tools(live, cast.token(live, scope="read"))
     assert response.status_code == 403
