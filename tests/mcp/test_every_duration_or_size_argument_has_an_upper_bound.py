@@ -11,9 +11,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from mcp_tasks.models import Task
 from mcpsite.models import Tenant
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import modern_post
+from tests.tasks.conftest import result, rpc
 from tools_app.discovery import autodiscover
 
 # Argument names that set a duration or a size ("party_size", "seconds", "max_tokens", "limit"...).
@@ -60,3 +64,19 @@ def test_every_numeric_duration_or_size_argument_of_every_toolset_has_a_maximum(
 
     assert {"slow_compute.seconds", "long_report.seconds", "resilient_report.seconds"} <= set(checked), checked
     assert unbounded == [], f"no upper bound: {unbounded}"
+
+
+@pytest.mark.parametrize("as_task", [False, True], ids=["plain call", "with the Tasks extension"])
+def test_a_million_second_sleep_on_the_public_conformance_tenant_is_refused_naming_the_bound(
+    conformance_url: str, as_task: bool
+) -> None:
+    call = {"name": "slow_compute", "arguments": {"seconds": 1e6}}
+    before = Task.objects.count()
+
+    answer = result(rpc(conformance_url, "tools/call", call, tasks=as_task))
+
+    # the SDK's answer to arguments that do not validate, at once: no task was made, nothing sleeps
+    assert (answer["resultType"], answer["isError"]) == ("complete", True), answer
+    text = answer["content"][0]["text"]
+    assert "seconds" in text and "Input should be less than or equal to 300" in text, text
+    assert Task.objects.count() == before
