@@ -518,8 +518,9 @@ NOTIFICATIONS: NotificationsSettings = {
     # Retry n waits about BASE * 2**(n-1) seconds (jittered to 50-100 %), at most MAX.
     "BACKOFF_BASE_SECONDS": env_float("MCPSITE_NOTIFICATIONS_BACKOFF_BASE_SECONDS", 30.0),
     "BACKOFF_MAX_SECONDS": env_float("MCPSITE_NOTIFICATIONS_BACKOFF_MAX_SECONDS", 6 * 3600.0),
-    # Due deliveries one tick of the beat (or one worker task) takes, and how many one endpoint
-    # may have in flight at once, so a slow or dead receiver cannot take every sender.
+    # Due deliveries one batch takes (tenants in turn; a beat tick sends batches for up to one
+    # interval), and how many one endpoint may have in flight at once, so a slow or dead receiver
+    # cannot take every sender.
     "BATCH_SIZE": env_int("MCPSITE_NOTIFICATIONS_BATCH_SIZE", 50),
     "MAX_IN_FLIGHT_PER_ENDPOINT": env_int("MCPSITE_NOTIFICATIONS_MAX_IN_FLIGHT_PER_ENDPOINT", 4),
     # Beat: send what is due (new events on the embedded default, and every retry).

@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from oauth2_provider.models import Application
+
 from mcp_tasks.models import Task
 from tests.conftest import Cast, LiveServer
 from tests.tasks.conftest import result, rpc, serve, start, wait_for
@@ -85,3 +87,31 @@ def test_when_every_place_is_taken_tenants_take_turns_starting_their_waiting_run
         assert running(waiting) <= 1
     finally:
         cancel_all(busy, alice, [first, *waiting])
+
+
+def test_a_persons_running_limit_counts_their_runs_from_every_oauth_client(
+    server_factory: Callable[..., LiveServer], cast: Cast
+) -> None:
+    server = server_factory(**LIMITS)
+    url = serve(server, "fair-clients", ["alice"], cast)
+    phone, laptop = (
+        Application.objects.create(
+            name=name,
+            client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="http://127.0.0.1/callback",
+        )
+        for name in ("alice's phone", "alice's laptop")
+    )
+    from_phone = cast.token(server, "alice", "fair-clients", application=phone)
+    from_laptop = cast.token(server, "alice", "fair-clients", application=laptop)
+    phones = [start(url, from_phone, seconds=120) for _ in range(3)]
+    laptops = [start(url, from_laptop, seconds=120) for _ in range(3)]
+    try:
+        wait_until_running(phones + laptops, 2)
+        time.sleep(1.0)  # time for a third to start, were it allowed
+
+        assert running(phones + laptops) == 2  # her limit, across both clients (the tenant's is 3)
+    finally:
+        cancel_all(url, from_phone, phones)
+        cancel_all(url, from_laptop, laptops)
