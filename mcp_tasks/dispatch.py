@@ -1,9 +1,12 @@
-"""Where a task's run goes: a Celery worker when there is a broker; else a thread of this process.
+"""Where a task's run goes: a Celery worker's ``tasks`` queue when there is a broker; else this
+process's task runner (`mcp_tasks.runner`).
 
 ``CELERY_TASK_ALWAYS_EAGER`` (the embedded default) would run a 30-second tool inside the request
-that created it, so the embedded default (``TASKS["IN_PROCESS"]``) gets worker threads of its own
-instead, like its beat; the row and its lease make a run lost with the process (a restart) the
-sweep's to retry or fail.
+that created it, so the embedded default (``TASKS["IN_PROCESS"]``) runs it on its own runner
+loop instead, beside its beat. A Celery worker hands the run to its process's runner too and is
+free at once: a body that waits holds no worker slot, and the runner's per-tenant and per-person
+limits and turns apply there as here. The row and its lease make a run lost with its process (a
+restart) the sweep's to retry or fail.
 """
 
 from __future__ import annotations
@@ -12,44 +15,30 @@ import asyncio
 import logging
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import anyio
-from django.db import close_old_connections
 
 from mcp_tasks.conf import tasks_settings
+from mcp_tasks.runner import runner
 from mcpsite import broadcast
 
 logger = logging.getLogger(__name__)
-
-_pool: ThreadPoolExecutor | None = None
 
 
 def enqueue(task_id: str) -> None:
     if not tasks_settings()["IN_PROCESS"]:
         from mcpsite.celery import app  # the configured app (the serving process imports no other)
 
-        app.send_task("mcp_tasks.tasks.task_run", args=[task_id])
+        app.send_task("mcp_tasks.tasks.task_run", args=[task_id])  # routed to the `tasks` queue
         return
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=tasks_settings()["WORKERS"], thread_name_prefix="mcpsite-task")
-    _pool.submit(run_here, task_id)
+    runner.submit(task_id)
 
 
-def run_here(task_id: str, *, in_worker: bool = False) -> None:
-    """One run on this thread, in an event loop of its own (the tool is async-capable code).
-    ``in_worker``: a Celery worker's, which first makes sure its process hears the broadcast."""
-    from mcp_tasks.execution import task_execute
-
-    if in_worker:
-        listen_in_this_process()
-    try:
-        asyncio.run(task_execute(task_id=task_id))
-    except Exception:
-        logger.exception("task %s: run crashed", task_id)
-    finally:
-        close_old_connections()
+def run_here(task_id: str) -> None:
+    """A Celery worker's: make sure this process hears the broadcast, then queue the run on its
+    runner and return (the worker slot is free again at once)."""
+    listen_in_this_process()
+    runner.submit(task_id)
 
 
 _listener_pid: int | None = None

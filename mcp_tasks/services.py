@@ -214,6 +214,32 @@ class Outcome:
     request_state: str = ""
 
 
+def task_run_key(*, task_id: str) -> tuple[int, str] | None:
+    """Whose run this is, for the runner's limits and turns: the tenant, and the person (a
+    signed-in user across their OAuth clients; a client without a user by its id; an anonymous
+    caller of a public tenant by address). None when no run is due (ended, or someone runs it)."""
+    row = (
+        Task.objects.filter(pk=task_id, status=Task.Status.WORKING, worker="")
+        .values_list("tenant_id", "client_id", "issuer", "subject", "client_address")
+        .first()
+    )
+    if row is None:
+        return None
+    tenant_id, client_id, issuer, subject, client_address = row
+    if subject:
+        return tenant_id, f"user {issuer} {subject}"
+    return tenant_id, f"client {client_id}" if client_id else f"address {client_address}"
+
+
+def tasks_hold_queued(*, task_ids: list[str]) -> int:
+    """Push the pickup deadline of these waiting (unclaimed) runs a lease ahead: their process is
+    alive and will start them, so the sweep must not take them for lost."""
+    lease = timedelta(seconds=tasks_settings()["LEASE_SECONDS"])
+    return Task.objects.filter(pk__in=task_ids, status=Task.Status.WORKING, worker="").update(
+        claimed_until=timezone.now() + lease
+    )
+
+
 def task_claim(*, task_id: str, worker: str) -> Task | None:
     """Start a run: only a working task nobody runs can be claimed, so a run enqueued twice runs once."""
     now = timezone.now()

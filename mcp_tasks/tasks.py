@@ -9,8 +9,9 @@ from mcp_tasks import dispatch, services
 
 @shared_task
 def task_run(task_id: str) -> None:
-    """Run one task (a worker that already finished or never may claim it does nothing)."""
-    dispatch.run_here(task_id, in_worker=True)
+    """Queue one run on this worker process's runner (a run already finished, or another worker's,
+    is not claimed and does nothing)."""
+    dispatch.run_here(task_id)
 
 
 @shared_task

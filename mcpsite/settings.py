@@ -429,6 +429,8 @@ class TasksSettings(TypedDict):
     MAX_LIVE_PER_PRINCIPAL: int
     LEASE_SECONDS: float
     WORKERS: int
+    MAX_RUNNING_PER_TENANT: int
+    MAX_RUNNING_PER_PRINCIPAL: int
     SWEEP_EVERY_SECONDS: float
     IN_PROCESS: bool
     SERVER_FOR: str
@@ -458,10 +460,16 @@ TASKS: TasksSettings = {
     "LEASE_SECONDS": env_float("MCPSITE_TASKS_LEASE_SECONDS", 30.0),
     # Beat: delete expired tasks, and retry or fail those whose worker was lost.
     "SWEEP_EVERY_SECONDS": env_float("MCPSITE_TASKS_SWEEP_EVERY_SECONDS", 10.0),
-    # Run tasks (and the sweep) in the serving process, on WORKERS threads, instead of sending
-    # them to Celery workers: the embedded default (no broker) does; with Redis, the workers do.
+    # Run tasks (and the sweep) in the serving process instead of sending them to Celery
+    # workers: the embedded default (no broker) does; with Redis, the workers do.
     "IN_PROCESS": env_bool("MCPSITE_TASKS_IN_PROCESS", not REDIS_URL),
-    "WORKERS": env_int("MCPSITE_TASKS_WORKERS", 4),
+    # Task bodies one process runs at once (coroutines on its task runner loop, not threads), and
+    # of those, how many one tenant's and one person's may be. A run over a limit waits (its task
+    # stays working) and tenants take turns starting theirs; keep the tenant limit well under
+    # WORKERS so no one tenant takes every place.
+    "WORKERS": env_int("MCPSITE_TASKS_WORKERS", 64),
+    "MAX_RUNNING_PER_TENANT": env_int("MCPSITE_TASKS_MAX_RUNNING_PER_TENANT", 8),
+    "MAX_RUNNING_PER_PRINCIPAL": env_int("MCPSITE_TASKS_MAX_RUNNING_PER_PRINCIPAL", 4),
     # How a run finds its tenant's MCPServer: the composition root's lookup, named here (as
     # ASGI_APPLICATION is) because mcp_tasks sits below the root and imports nothing of it.
     "SERVER_FOR": "mcpsite.serving.registry.tenant_server_for",
@@ -510,8 +518,9 @@ NOTIFICATIONS: NotificationsSettings = {
     # Retry n waits about BASE * 2**(n-1) seconds (jittered to 50-100 %), at most MAX.
     "BACKOFF_BASE_SECONDS": env_float("MCPSITE_NOTIFICATIONS_BACKOFF_BASE_SECONDS", 30.0),
     "BACKOFF_MAX_SECONDS": env_float("MCPSITE_NOTIFICATIONS_BACKOFF_MAX_SECONDS", 6 * 3600.0),
-    # Due deliveries one tick of the beat (or one worker task) takes, and how many one endpoint
-    # may have in flight at once, so a slow or dead receiver cannot take every sender.
+    # Due deliveries one batch takes (tenants in turn; a beat tick sends batches for up to one
+    # interval), and how many one endpoint may have in flight at once, so a slow or dead receiver
+    # cannot take every sender.
     "BATCH_SIZE": env_int("MCPSITE_NOTIFICATIONS_BATCH_SIZE", 50),
     "MAX_IN_FLIGHT_PER_ENDPOINT": env_int("MCPSITE_NOTIFICATIONS_MAX_IN_FLIGHT_PER_ENDPOINT", 4),
     # Beat: send what is due (new events on the embedded default, and every retry).
@@ -521,7 +530,19 @@ NOTIFICATIONS: NotificationsSettings = {
     "ALLOW_LOOPBACK": env_bool("MCPSITE_NOTIFICATIONS_ALLOW_LOOPBACK", False),
 }
 
-# Run by `celery -A mcpsite worker --beat` when deployed, and in-process on the embedded default.
+# Each kind of background work on a Celery queue of its own, so none can hold another's slots:
+# task runs (`tasks`), outgoing notifications (`notifications`), and the beat's own jobs
+# (`housekeeping`: expiry, republish, clean-ups, the task sweep; anything unrouted too). A worker
+# started without -Q takes all three; deployed, run one per queue (README, Deploying). The
+# embedded beat gives each queue its own thread (mcpsite/beat.py).
+CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {"tasks": {}, "notifications": {}, "housekeeping": {}}
+CELERY_TASK_DEFAULT_QUEUE = "housekeeping"
+CELERY_TASK_ROUTES = {
+    "mcp_tasks.tasks.task_run": {"queue": "tasks"},
+    "notifications.tasks.*": {"queue": "notifications"},
+}
+
+# Run by `celery -A mcpsite beat` (or a worker's --beat) when deployed, in-process on the embedded default.
 CELERY_BEAT_SCHEDULE = {
     "approvals-expire": {
         "task": "approvals.tasks.elicitations_expire",

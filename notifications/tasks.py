@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from notifications import services
+from notifications.conf import notifications_settings
 
 
 @shared_task
@@ -15,5 +16,6 @@ def deliveries_send(ids: list[str]) -> int:
 
 @shared_task
 def notifications_send_due() -> int:
-    """Send one bounded batch of whatever is due: new events the worker did not take, and retries."""
-    return services.deliveries_send()
+    """Send whatever is due, in bounded batches, for at most one beat interval: new events the
+    worker did not take, and retries."""
+    return services.deliveries_send_due(within_seconds=notifications_settings()["SEND_EVERY_SECONDS"])

@@ -48,6 +48,10 @@ from pydantic import BaseModel, Field
 
 from tools_app.toolsets import Elicit, Toolset
 
+# The public conformance tenant serves anyone: a sleep a caller sets is bounded (the suite's
+# longest is 60 s).
+MAX_SLOW_SECONDS = 300
+
 toolset = Toolset(description="Fixtures for the official MCP conformance suite (both protocol generations)")
 
 
@@ -419,7 +423,9 @@ def greet(name: str) -> CallToolResult:
 
 
 @toolset.tool(task="optional", description="Task-supporting: sleeps `seconds`, then answers")
-async def slow_compute(seconds: float = 1.0, label: str = "") -> CallToolResult:
+async def slow_compute(
+    seconds: Annotated[float, Field(ge=0, le=MAX_SLOW_SECONDS, description="How long to sleep")] = 1.0, label: str = ""
+) -> CallToolResult:
     await asyncio.sleep(seconds)
     return _text(f"Computed {label or 'result'} after {seconds:g}s")
 

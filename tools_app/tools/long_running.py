@@ -10,12 +10,17 @@ from pydantic import Field
 
 from tools_app.urlmode import Approval, Completed, Declined, UrlModeToolset, UrlOutcome, url_step
 
+# Every duration a caller sets is bounded: a report that may wait an hour is an hour of a tenant's
+# running places (and of a person's), whatever the limits on how many run at once.
+MAX_REPORT_SECONDS = 600
+
 toolset = UrlModeToolset(description="Long-running reports, run as durable tasks (the MCP Tasks extension)")
 
 
 @toolset.tool(task="optional")
 async def long_report(
-    seconds: float = Field(1.0, ge=0, le=3600, description="How long the report takes"), title: str = "report"
+    seconds: float = Field(1.0, ge=0, le=MAX_REPORT_SECONDS, description="How long the report takes"),
+    title: str = "report",
 ) -> str:
     """Build a report that takes `seconds`; a client with the Tasks extension polls for it."""
     await asyncio.sleep(seconds)
@@ -24,7 +29,8 @@ async def long_report(
 
 @toolset.tool(task="required", task_retries=1)
 async def resilient_report(
-    seconds: float = Field(1.0, ge=0, le=3600, description="How long the report takes"), title: str = "report"
+    seconds: float = Field(1.0, ge=0, le=MAX_REPORT_SECONDS, description="How long the report takes"),
+    title: str = "report",
 ) -> str:
     """Like long_report, but only as a task, and run once more if its worker is lost mid-run."""
     await asyncio.sleep(seconds)
