@@ -122,7 +122,8 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             "auth": auth_settings(resource_url),
         }
     # Durable tasks, for a tenant whose toolsets declare task tools (`mcp_tasks`); none otherwise.
-    tasks = TasksExtension.for_toolsets([toolsets[n] for n in info.toolsets if n in toolsets])
+    served = [toolsets[n] for n in info.toolsets if n in toolsets]
+    tasks = TasksExtension.for_toolsets(served)
     replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
@@ -136,6 +137,8 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         # Innermost: runs only once the SDK's request-state boundary has verified the state.
         middleware=[replay_guard],
         extensions=[tasks] if tasks is not None else None,
+        # Built once per process and shared by every tenant serving the toolset (`Toolset.tools`).
+        tools=[tool for toolset in served for tool in toolset.tools()],
         **auth_kwargs,
     )
     if tasks is not None:
