@@ -29,6 +29,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INTERNAL_ERROR
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -262,12 +263,22 @@ class TenantServer:
         return self.in_flight > 0 or (isinstance(sessions, CappedSessionManager) and sessions.open_sessions > 0)
 
 
+class TenantUnavailable(Exception):
+    """The tenant's row could not be read or its server not built (logged); the next request tries again."""
+
+
+# Answered while a tenant cannot be built: the SDK's JSON-RPC error shape, and a retry soon.
+UNAVAILABLE = sdk.error_response("This endpoint cannot be served right now; try again shortly.", 503, INTERNAL_ERROR)
+UNAVAILABLE.headers["Retry-After"] = "1"
+
+
 @dataclass(eq=False)
 class _Loading:
     """One tenant being built: every request that arrives meanwhile waits for the same build."""
 
     done: anyio.Event = field(default_factory=anyio.Event)
     tenant: TenantServer | None = None
+    failed: bool = False  # the row could not be read or the server not built (logged): answer 503
     changed: bool = False  # the tenant changed while its row was being read: read it again once built
 
 
@@ -306,6 +317,15 @@ class TenantRegistry:
         self._task_group = task_group
         task_group.start_soon(self._let_go_of_idle)
 
+    async def app_for(self, slug: str) -> ASGIApp | None:
+        """What answers at the tenant's paths: its server's app (built now if need be), a 503
+        while it cannot be built (the database unreachable), None when no tenant is served there."""
+        try:
+            tenant = await self.serve(slug)
+        except TenantUnavailable:
+            return UNAVAILABLE
+        return tenant.app if tenant is not None else None
+
     async def serve(self, slug: str) -> TenantServer | None:
         """The tenant's server, built now if this process has not loaded it; None if no
         enabled tenant has this slug."""
@@ -324,6 +344,8 @@ class TenantRegistry:
             # not cancel the build the others wait for.
             self._task_group.start_soon(self._load, slug, loading)
         await loading.done.wait()
+        if loading.failed:
+            raise TenantUnavailable(slug)
         return loading.tenant
 
     async def _load(self, slug: str, loading: _Loading) -> None:
@@ -332,11 +354,7 @@ class TenantRegistry:
             if info is None:
                 self._remember_unknown(slug)
                 return
-            try:
-                server, endpoint = build_server(info)
-            except Exception:
-                logger.exception("tenant %s could not be built", slug)
-                return
+            server, endpoint = build_server(info)
             tenant = TenantServer(info=info, server=server, endpoint=endpoint)
             assert self._task_group is not None
             await self._task_group.start(self._run, tenant)
@@ -347,7 +365,8 @@ class TenantRegistry:
             if loading.changed:
                 self._task_group.start_soon(functools.partial(self.refresh, slug=slug))
         except Exception:
-            logger.exception("tenant %s could not be started", slug)
+            logger.exception("tenant %s could not be built", slug)
+            loading.failed = True
         finally:
             del self._loading[slug]
             loading.done.set()
