@@ -7,9 +7,11 @@ count those lines in the server's own log."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import time
+import uuid
 from collections.abc import Callable, Iterator
 
 import anyio
@@ -18,19 +20,10 @@ import pytest
 
 from approvals.models import Elicitation
 from mcpsite.models import Tenant
-from tests.approvals.conftest import (
-    CallInThread,
-    booking,
-    deliver,
-    elicitation_id_of,
-    payment_event,
-    payments_enabled,
-)
+from tests.approvals.conftest import CallInThread, deliver, elicitation_id_of, payment_event
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import connect, modern_post, text
-
-# The held round pays a deposit: the demo tenant serves `payments` while these run, and a booking.
-__all__ = ["booking", "payments_enabled"]
+from tools_app.models import Booking
 
 SLUGS = [f"lazy-{n}" for n in range(5)]
 
@@ -54,6 +47,17 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 10.0) ->
     while not predicate():
         assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
         time.sleep(0.05)
+
+
+@pytest.fixture
+def paying(cast: Cast) -> tuple[str, int]:
+    """A private tenant (member alice) serving `payments`, and a booking there to pay. Kept after
+    the test (its payment rows protect it) under a slug of its own."""
+    slug = f"lazy-pay-{uuid.uuid4().hex[:8]}"
+    tenant = Tenant.objects.create(slug=slug, name="Lazy pay", toolsets=["payments"])
+    tenant.members.add(cast.user("alice").pk)
+    booking = Booking.objects.create(tenant=tenant, date=datetime.date(2026, 3, 14), party_size=4)
+    return slug, booking.pk
 
 
 @pytest.fixture
@@ -155,17 +159,19 @@ def test_no_more_than_the_cap_stay_loaded_least_recently_used_first(
 
 
 def test_a_tenant_with_a_live_session_or_a_held_round_is_not_let_go(
-    server_factory: Callable[..., LiveServer], cast: Cast, lazy_tenants: list[str], booking: int
+    server_factory: Callable[..., LiveServer], cast: Cast, lazy_tenants: list[str], paying: tuple[str, int]
 ) -> None:
-    """Cap 1 and 1 s idle: `demo` holds a 2026-07-28 round waiting on a payment and `open` a
-    2025-11-25 session while other tenants come and go; both go on, and `demo` and `open` are let
-    go once they are done."""
+    """Cap 1 and 1 s idle: `lazy-pay` holds a 2026-07-28 round waiting on a payment and `open` a
+    2025-11-25 session while other tenants come and go; both go on, and `lazy-pay` and `open` are
+    let go once they are done."""
+    held_slug, booking = paying
     server = server_factory(
         MCPSITE_TENANTS_MAX_LOADED="1", MCPSITE_TENANT_IDLE_SECONDS="1", MCPSITE_APPROVALS_HOLD_SECONDS="20"
     )
     try:
-        token = cast.token(server)
-        held = CallInThread(server.mcp_url(), token, "2026-07-28", "pay_deposit", {"booking_id": booking}).start()
+        token = cast.token(server, "alice", held_slug)
+        arguments = {"booking_id": booking}
+        held = CallInThread(server.mcp_url(held_slug), token, "2026-07-28", "pay_deposit", arguments).start()
         row_id = elicitation_id_of(held.next_question().url)
         time.sleep(0.5)  # the client's retry round is now held open on the server
 
@@ -183,15 +189,15 @@ def test_a_tenant_with_a_live_session_or_a_held_round_is_not_let_go(
         assert before.startswith("Booked a table for 2 on 2025-12-24")
         assert after.startswith("Booked a table for 3 on 2025-12-23")
         assert let_go(server, "open") == 0
-        assert let_go(server, "demo") == 0
+        assert let_go(server, held_slug) == 0
         assert sum(let_go(server, slug) for slug in lazy_tenants) >= len(lazy_tenants) - 1
 
         assert deliver(server, payment_event(Elicitation.objects.get(pk=row_id))).json()["outcome"] == "completed"
         assert held.join().text.startswith(f"Booking {booking} confirmed")
-        assert built(server, "demo") == 1  # the held round was answered by the server it started on
+        assert built(server, held_slug) == 1  # the held round was answered by the server it started on
 
         # Done with both: now they are let go like any idle tenant.
-        wait_for(lambda: let_go(server, "open") == 1 and let_go(server, "demo") == 1, "demo and open let go")
+        wait_for(lambda: let_go(server, "open") == 1 and let_go(server, held_slug) == 1, "both let go once done")
     finally:
         server.stop()
 
