@@ -14,7 +14,9 @@ other load on the machine fall on all of them alike):
 Parts: 1. plain call (wrk), 2. two-round call (bench/two_round.py), 3. codec (bench/codec.py),
 4. URL-mode completion latency (bench/completion.py: two processes of ours, webhook to one, the
 waiting client on the other), 5. scale (bench/scale.py: 100,000 pending elicitations, the retry
-round's lookup and the admin list). `--parts 4,5` (numbers or names) runs only some.
+round's lookup and the admin list), 6. tenants (bench/tenants.py: start-up and RSS with 0, 1,000 and
+100,000 tenants, a cold tenant's first call, round-robin over 1,000 tenants against one).
+`--parts 4,5` (numbers or names) runs only some.
 """
 
 from __future__ import annotations
@@ -71,7 +73,13 @@ MAX_COMPLETION_P99_MS = 50.0
 MAX_RETRY_LOOKUP_MS = 2.0
 MAX_ADMIN_LIST_MS = 300.0
 ADMIN_TARGET_PAGES = ("all", "pending", "pending payments", "one tenant, last day")
-PARTS = {"1": "plain", "2": "two-round", "3": "codec", "4": "completion", "5": "scale"}
+PARTS = {"1": "plain", "2": "two-round", "3": "codec", "4": "completion", "5": "scale", "6": "tenants"}
+# Part 6 (issue 26): start-up at 100,000 tenants against 0, RSS with 1,000 of them called above the
+# empty process, a cold tenant's first call, round-robin over 1,000 tenants against one.
+MAX_STARTUP_VS_EMPTY = 1.5
+MAX_RSS_ABOVE_EMPTY_MB = 300.0
+MAX_COLD_FIRST_CALL_P99_MS = 50.0
+MIN_ROUND_ROBIN_VS_ONE = 0.9
 
 
 def log(message: str) -> None:
@@ -515,6 +523,49 @@ def measure_scale(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     return result
 
 
+def measure_tenants(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Part 6: `bench/tenants.py` seeds the tenants, starts and drives its own servers (pinned to
+    the server CPU) and reads their RSS; this process and the client run on the load CPU."""
+    argv = [PY, str(BENCH / "tenants.py"), "--logs", str(workdir), "--counts", args.tenants_counts]
+    if not args.no_pin:
+        argv += ["--server-cpu", args.server_cpu]
+    result = run_json(argv, None if args.no_pin else args.load_cpu)
+    for count, s in result["startup"].items():
+        log(f"tenants: {int(count):>7,} in PostgreSQL: start-up {s['seconds']:.2f} s, RSS {s['rss_mb']:.0f} MB")
+    cold = result["cold_first_call_ms"]
+    log(f"tenants: first call of a cold tenant ({cold['samples']}): p50 {cold['p50']:.1f} ms, "
+        f"p99 {cold['p99']:.1f} ms, max {cold['max']:.1f} ms")  # fmt: skip
+    log(f"tenants: RSS with {result['rss_with_called_mb']['called']:,} called: "
+        f"{result['rss_with_called_mb']['rss_mb']:.0f} MB")  # fmt: skip
+    rate = result["call_rate"]
+    log(f"tenants: echo calls/s (c={rate['concurrency']}, median of {len(rate['all']['one'])} alternating): one "
+        f"tenant {rate['one']:.0f}, round-robin over {rate['tenants']:,} {rate['round_robin']:.0f}: "
+        f"ratio {rate['ratio']:.2f}")  # fmt: skip
+    return result
+
+
+def tenants_targets(tenants: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if tenants is None:
+        return []
+    startup = tenants["startup"]
+    empty, full = startup["0"], startup[max(startup, key=int)]
+    above = tenants["rss_with_called_mb"]["rss_mb"] - empty["rss_mb"]
+    checks = [
+        ("startup", f"start-up at {int(max(startup, key=int)):,} <= {MAX_STARTUP_VS_EMPTY:g}x at 0",
+         full["seconds"] / empty["seconds"], "x", full["seconds"] / empty["seconds"] <= MAX_STARTUP_VS_EMPTY),
+        ("rss", f"RSS with 1,000 called <= {MAX_RSS_ABOVE_EMPTY_MB:g} MB above empty", above, "MB",
+         above <= MAX_RSS_ABOVE_EMPTY_MB),
+        ("cold call", f"p99 <= {MAX_COLD_FIRST_CALL_P99_MS:g} ms", tenants["cold_first_call_ms"]["p99"], "ms",
+         tenants["cold_first_call_ms"]["p99"] <= MAX_COLD_FIRST_CALL_P99_MS),
+        ("round-robin", f"1,000 tenants >= {MIN_ROUND_ROBIN_VS_ONE:g}x one", tenants["call_rate"]["ratio"], "x",
+         tenants["call_rate"]["ratio"] >= MIN_ROUND_ROBIN_VS_ONE),
+    ]  # fmt: skip
+    return [
+        {"scenario": "tenants", "c": c, "target": target, "value": value, "unit": unit, "result": verdict(ok)}
+        for c, target, value, unit, ok in checks
+    ]
+
+
 def percentile(values: list[float], p: float) -> float:
     """Nearest-rank percentile (p99 of 150 samples is the 149th smallest)."""
     ordered = sorted(values)
@@ -737,11 +788,14 @@ def main() -> None:
         "--parts",
         type=lambda s: [PARTS.get(p.strip(), p.strip()) for p in s.split(",")],
         default=list(PARTS.values()),
-        help="comma-separated, numbers or names: 1 plain, 2 two-round, 3 codec, 4 completion, 5 scale",
+        help="comma-separated, numbers or names: 1 plain, 2 two-round, 3 codec, 4 completion, 5 scale, 6 tenants",
     )
     parser.add_argument("--completion-samples", type=int, default=50, help="part 4: samples per mode and repetition")
     parser.add_argument("--completion-reps", type=int, default=3, help="part 4: repetitions")
     parser.add_argument("--scale-rows", type=int, default=100_000, help="part 5: pending elicitations seeded")
+    parser.add_argument(
+        "--tenants-counts", default="0,1000,100000", help="part 6: tenants seeded for each start-up (the last >= 1000)"
+    )
     parser.add_argument("--peer-threads", type=int, default=4, help="gunicorn gthread threads for the peer")
     parser.add_argument("--server-cpu", default="0", help="CPU the server under test is pinned to")
     parser.add_argument("--load-cpu", default="1", help="CPU the load generator is pinned to")
@@ -816,9 +870,10 @@ def main() -> None:
 
     completion = measure_completion_latency(args, workdir) if "completion" in args.parts else None
     scale = measure_scale(args, workdir) if "scale" in args.parts else None
+    tenants = measure_tenants(args, workdir) if "tenants" in args.parts else None
 
     summary = summarise(raw)
-    rows = targets(summary, codec) + later_targets(completion, scale)
+    rows = targets(summary, codec) + later_targets(completion, scale) + tenants_targets(tenants)
     table = print_table(summary, codec, rows, completion, scale)
     report = {
         "stamp": stamp,
@@ -843,6 +898,7 @@ def main() -> None:
         "targets": rows,
         "completion_latency": completion,
         "scale": scale,
+        "tenants": tenants,
         "table": table,
         "wall_seconds": round(time.monotonic() - started, 1),
     }

@@ -295,6 +295,8 @@ class McpsiteSettings(TypedDict):
     CORS_ALLOWED_ORIGINS: list[str]
     MAX_SESSIONS_PER_PRINCIPAL: int
     SESSION_IDLE_SECONDS: float
+    TENANTS_MAX_LOADED: int
+    TENANT_IDLE_SECONDS: float
 
 
 # Everything specific to mcpsite, in one place.
@@ -366,6 +368,11 @@ MCPSITE: McpsiteSettings = {
     "MAX_SESSIONS_PER_PRINCIPAL": env_int("MCPSITE_MAX_SESSIONS_PER_PRINCIPAL", 20),
     # A 2025-11-25 session with no request in flight and no open GET stream for this long is closed.
     "SESSION_IDLE_SECONDS": env_float("MCPSITE_SESSION_IDLE_SECONDS", 1800.0),
+    # Tenants are built on their first request; a process keeps at most this many loaded (the
+    # least recently used let go first) and lets one go once unused this long. One with a
+    # request in flight or an open session is never let go (it stays past the cap until idle).
+    "TENANTS_MAX_LOADED": env_int("MCPSITE_TENANTS_MAX_LOADED", 1000),
+    "TENANT_IDLE_SECONDS": env_float("MCPSITE_TENANT_IDLE_SECONDS", 900.0),
 }
 
 

@@ -22,8 +22,9 @@ keyring_changed = Signal()
 
 
 @receiver([post_save, post_delete], sender=Tenant)
-def tenant_changed(**_: Any) -> None:
-    publish_on_commit({"type": "tenants.changed"})
+def tenant_changed(instance: Tenant, **_: Any) -> None:
+    # Named, so each process re-reads only this tenant (and finds it by id if its slug changed).
+    publish_on_commit({"type": "tenants.changed", "slug": instance.slug, "id": instance.pk})
 
 
 @receiver([post_save, post_delete], sender=RequestStateKey)

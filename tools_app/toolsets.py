@@ -19,10 +19,12 @@ from typing import Any, TypeVar, cast
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit as SdkElicit
 from mcp.server.mcpserver.resolve import build_resolver_plans, find_resolved_parameters, resolve_arguments
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
 from mcp_types import InputRequiredResult
 from pydantic import BaseModel
 
+from mcpsite.sdk import sdk_tool
 from mcpsite.tenancy import TenantInfo
 from tools_app.sensitive import check_form_schema, check_resolvers
 from tools_app.tasking import TaskMode, TaskSupport, handing_over
@@ -126,6 +128,7 @@ class Toolset:
         self.name = name or ""  # discovery fills in the module name
         self.description = description
         self._entries: list[_Entry] = []
+        self._tools: list[Tool] | None = None
 
     def __repr__(self) -> str:
         return f"<Toolset {self.name}>"
@@ -186,11 +189,21 @@ class Toolset:
             if entry.kind == "tool" and entry.task is not None
         }
 
+    def tools(self) -> list[Tool]:
+        """Its tools' SDK records, built once per process and shared by every tenant server that
+        serves this toolset (passed as ``MCPServer(tools=...)``). A record only describes its
+        function (argument model, schemas), the same for every tenant, and building one (pydantic
+        models and schemas) was most of what building a tenant's server cost."""
+        if self._tools is None:
+            self._tools = [Tool.from_function(e.fn, **e.kwargs) for e in self._entries if e.kind == "tool"]
+        return self._tools
+
     def install(self, server: MCPServer[Any]) -> None:
         names = WireNamesMiddleware.installed_on(server)
         for entry in self._entries:
             if entry.kind == "tool":
-                server.add_tool(entry.fn, **entry.kwargs)
+                if sdk_tool(server, entry.kwargs.get("name") or entry.fn.__name__) is None:  # not given built
+                    server.add_tool(entry.fn, **entry.kwargs)
                 names.register("tools/call", entry.kwargs.get("name") or entry.fn.__name__, entry.names)
             elif entry.kind == "prompt":
                 server.prompt(**entry.kwargs)(entry.fn)

@@ -45,7 +45,7 @@ async def _lifespan(scope: Scope, receive: Receive, send: Send) -> None:
     started = False
     try:
         async with background.running():
-            # Everything built at start-up (Django, the apps, every tenant's server) lives as long
+            # Everything built at start-up (Django, the apps; tenants are built on first use) lives as long
             # as the process: move it out of the collector's reach. Otherwise each full collection
             # walks those ~140k objects, a ~60 ms pause every few hundred calls under load
             # (measured with bench/run: p99 and throughput). Unreachable cycles made later are
@@ -67,10 +67,10 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
     if kind == "http":
         slug = tenant_slug(scope["path"])
         if slug is not None:
-            tenant = registry.get(slug)
-            # No tenant served here: a stand-in answers as a private tenant answers a stranger,
-            # so whether a tenant exists is told only to its members (`registry.build_stand_in`).
-            app = tenant.app if tenant is not None else stand_in(slug)
+            # The tenant's app, built here on its first request. No tenant served here: a stand-in
+            # answers as a private tenant answers a stranger, so whether a tenant exists is told
+            # only to its members (`registry.build_stand_in`).
+            app = await registry.app_for(slug) or stand_in(slug)
             if scope["path"][1] == "t":
                 # Browsers: a CORS preflight is answered here, before the tenant app (it
                 # authenticates nothing), and a cross-origin response gets its CORS headers.

@@ -31,8 +31,13 @@ async def _on_keyring_changed(_: broadcast.Event) -> None:
     await database_sync_to_async(_reload_ring)()
 
 
-async def _on_tenants_changed(_: broadcast.Event) -> None:
-    await registry.refresh()
+async def _on_tenants_changed(event: broadcast.Event) -> None:
+    # One tenant's change reaches that tenant only (by slug, or by id when its slug changed).
+    slug, tenant_id = event.get("slug"), event.get("id")
+    if slug is None and tenant_id is None:  # an event without them (an older process): all loaded
+        await registry.refresh()
+    else:
+        await registry.refresh(slug=slug, tenant_id=tenant_id)
 
 
 async def _on_token_changed(event: broadcast.Event) -> None:

@@ -88,6 +88,11 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         capped._principal_of = {}
         return capped
 
+    @property
+    def open_sessions(self) -> int:
+        """Sessions admitted and not yet discarded (the registry keeps a tenant with any loaded)."""
+        return len(self._principal_of)
+
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = scope.get("client")
         if scope["method"] == "POST":

@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
-from mcpsite.sdk import OpenTelemetryMiddleware
+from mcpsite.sdk import OpenTelemetryMiddleware, sdk_tool
 from mcpsite.serving.registry import build_server
 from mcpsite.tenancy import TenantInfo
 
@@ -26,3 +26,19 @@ def test_opentelemetry_spans_only_when_asked_for(spans: bool) -> None:
     with override_settings(MCPSITE={**mcpsite_settings(), "OTEL_SPANS": spans}):
         server, _ = build_server(INFO)
     assert any(isinstance(m, OpenTelemetryMiddleware) for m in server.middleware) is spans
+
+
+def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_own_server() -> None:
+    """Building a tool's record (argument model, schemas) was most of a tenant's build and memory:
+    it is built once per process, and the URL-mode toolsets' strict argument model stays strict."""
+    other = TenantInfo(id=2, slug="beta", name="Beta", public=True, toolsets=("demo", "payments"), version="v1")
+    first, _ = build_server(INFO)
+    second, _ = build_server(other)
+
+    assert first is not second
+    assert sdk_tool(first, "book_table") is sdk_tool(second, "book_table")
+    pay = sdk_tool(second, "pay_deposit")
+    assert pay is not None
+    assert pay.parameters["additionalProperties"] is False
+    assert pay.fn_metadata.arg_model.model_config.get("extra") == "forbid"
+    assert sdk_tool(first, "pay_deposit") is None  # a toolset the tenant does not serve

@@ -105,8 +105,11 @@ def _forbid_extra_arguments(tool: Tool) -> None:
     """An undeclared argument is refused, and the input schema says so (``additionalProperties:
     false``). The SDK's argument model ignores extra keys, which made ``{"booking_id": 1, "x": 1}``
     a different call from ``{"booking_id": 1}`` to nothing but our digest: a second charge.
-    The SDK reads `fn_metadata.arg_model` on every call, so swapping it here takes effect."""
+    The SDK reads `fn_metadata.arg_model` on every call, so swapping it here takes effect. Once
+    per record: a record is shared by every tenant server serving the toolset (`Toolset.tools`)."""
     loose = tool.fn_metadata.arg_model
+    if loose.model_config.get("extra") == "forbid":
+        return
     namespace = {"__module__": loose.__module__, "model_config": ConfigDict(extra="forbid")}
     strict = cast("type[ArgModelBase]", type(loose.__name__, (loose,), namespace))
     tool.fn_metadata.arg_model = strict
