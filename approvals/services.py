@@ -64,7 +64,8 @@ class DuplicateDelivery(ApprovalsError):
 
 
 class TooManyPending(ApprovalsError):
-    """The principal already has `limit` unfinished steps at this tenant; no new row is opened."""
+    """The person already has `limit` unfinished steps at this tenant (through any of their
+    OAuth clients); no new row is opened."""
 
     def __init__(self, *, limit: int) -> None:
         super().__init__(
@@ -210,8 +211,8 @@ def _lock_openings(*, tenant_id: int) -> None:
 
 
 def _make_room(*, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> None:
-    """Refuse a new row beyond the principal's cap (junk arguments must not open rows without end).
-    Called under `_lock_openings`."""
+    """Refuse a new row beyond the person's cap (junk arguments must not open rows without end),
+    counted across their OAuth clients (`open_for`). Called under `_lock_openings`."""
     limit = approvals_settings()["MAX_PENDING_PER_PRINCIPAL"]
     if Elicitation.objects.open_for(tenant_id=tenant_id, principal=principal, now=now).count() >= limit:
         raise TooManyPending(limit=limit)

@@ -1,7 +1,8 @@
-"""One principal cannot open pending rows without end: beyond
+"""One person cannot open pending rows without end: beyond
 ``MCPSITE_APPROVALS_MAX_PENDING_PER_PRINCIPAL`` unfinished steps at a tenant, a call that would
-open another gets a tool error and opens nothing. A repeat of an open call still reuses its row,
-and the cap is per principal and tenant: other principals are unaffected."""
+open another gets a tool error and opens nothing. A repeat of an open call still reuses its row.
+The cap is per person and tenant, across the person's OAuth clients (a fresh client registration
+is not a fresh cap): other users are unaffected."""
 
 from __future__ import annotations
 
@@ -33,8 +34,17 @@ def capped(server_factory: Callable[..., LiveServer], payments_enabled: None) ->
     server.stop()
 
 
+@pytest.fixture(autouse=True)
+def nothing_pending_at_demo(cast: Cast) -> None:
+    """Every test starts with no unfinished step at `demo`: the cap counts a person's rows from
+    every client, other tests' included. Made stale, not ended: a stale row must not count."""
+    Elicitation.objects.filter(tenant__slug="demo").pending().update(
+        expires_at=F("created_at") + timedelta(milliseconds=1)
+    )
+
+
 def principal_token(server: LiveServer, cast: Cast, name: str) -> str:
-    """A token for `name` through a client of its own: a principal no other test has rows for."""
+    """A token for `name` through an OAuth client of its own."""
     client = Application.objects.create(
         name=f"cap test {uuid.uuid4().hex[:8]}",
         client_type=Application.CLIENT_CONFIDENTIAL,
@@ -63,17 +73,26 @@ def test_beyond_the_cap_a_call_gets_a_tool_error_and_opens_no_row(capped: LiveSe
     assert refund(capped, alice, f"{tag}-0")["inputRequests"] == opened[0]["inputRequests"]
 
 
-def test_the_cap_is_per_principal(capped: LiveServer, cast: Cast) -> None:
+def test_the_cap_follows_the_person_across_oauth_clients(capped: LiveServer, cast: Cast) -> None:
+    tag = uuid.uuid4().hex[:8]
+    assistant, runner = principal_token(capped, cast, "alice"), principal_token(capped, cast, "alice")
+    assert refund(capped, assistant, f"{tag}-0")["resultType"] == "input_required"
+    assert refund(capped, runner, f"{tag}-1")["resultType"] == "input_required"
+
+    fresh = principal_token(capped, cast, "alice")  # a client registered just to get a fresh cap
+    refused = refund(capped, fresh, f"{tag}-over")
+    assert (refused["isError"], refused["content"]) == (True, [{"type": "text", "text": REFUSED}])
+    assert not Elicitation.objects.filter(reference=f"refund-{tag}-over").exists()
+
+
+def test_another_user_of_the_tenant_is_not_held_back(capped: LiveServer, cast: Cast) -> None:
     tag = uuid.uuid4().hex[:8]
     alice = principal_token(capped, cast, "alice")
     for i in range(CAP):
         refund(capped, alice, f"{tag}-alice-{i}")
-    assert refund(capped, alice, f"{tag}-alice-over")["isError"] is True
+    assert refund(capped, principal_token(capped, cast, "alice"), f"{tag}-alice-over")["isError"] is True
 
-    bob = principal_token(capped, cast, "bob")
-    alice_elsewhere = principal_token(capped, cast, "alice")  # the same user through another client
-    assert refund(capped, bob, f"{tag}-bob")["resultType"] == "input_required"
-    assert refund(capped, alice_elsewhere, f"{tag}-elsewhere")["resultType"] == "input_required"
+    assert refund(capped, principal_token(capped, cast, "bob"), f"{tag}-bob")["resultType"] == "input_required"
 
 
 def test_a_row_past_its_expiry_no_longer_counts(capped: LiveServer, cast: Cast) -> None:
