@@ -56,6 +56,8 @@ def load_tenants() -> dict[str, TenantInfo]:
             public=t.public,
             toolsets=tuple(t.toolsets or ()),
             version=t.updated_at.isoformat(),
+            call_quota=t.call_quota,
+            call_quota_per_person=t.call_quota_per_person,
         )
         for t in Tenant.objects.served()
     }

@@ -48,6 +48,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcpsite import sdk
 from mcpsite.net import address_bucket
+from mcpsite.serving import quotas
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +93,9 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         return capped
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Authenticated by now (the SDK's middlewares run outside this): the call quotas know the person.
+        if not await quotas.admit(scope, receive, send, tenant=sdk.lifespan_state(self)):
+            return
         client = scope.get("client")
         if scope["method"] == "POST":
             whole = await _whole_body(receive)

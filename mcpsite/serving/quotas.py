@@ -1,0 +1,216 @@
+"""Call quotas: MCP requests per window, for a whole tenant and for one person at it.
+
+One tenant must not use up a process that serves many, and one person must not use up their
+tenant. Every MCP request at a tenant's endpoint (both generations; a DELETE that ends a session
+is never refused) is counted, once it is authenticated, against two budgets of the same window
+(``MCPSITE_CALL_QUOTA_WINDOW_SECONDS``, aligned to the clock so every process agrees on it):
+
+- the tenant's (``MCPSITE_CALL_QUOTA_PER_TENANT``, or the tenant's ``call_quota``);
+- the person's at that tenant (``MCPSITE_CALL_QUOTA_PER_PERSON``, or the tenant's
+  ``call_quota_per_person``): a token's user (issuer and subject, whichever of their OAuth clients
+  calls: a fresh client registration is not a fresh budget), or for a caller without a token (a
+  public tenant) its address bucket (an IPv6 client by its /64, `mcpsite.net.address_bucket`).
+
+A request is admitted only if both have room, and only an admitted request is counted: a person
+refused by their own quota does not use up their tenant's (which would let one person lock out
+everyone else), and a request refused by the tenant's quota costs the person nothing. 0 is no
+limit. Refused: 429 with ``Retry-After`` (the seconds until the window ends) and a JSON-RPC error
+without an id (the body is not read), code `RATE_LIMITED`, whose ``data`` carries the same numbers.
+
+Fixed windows, so the answer is exact and the same in every process: a client may spend a budget
+at the end of one window and again at the start of the next (twice the rate for a moment), the
+known price of a counter that costs one round trip.
+
+Where counted: in Redis when ``MCPSITE_REDIS_URL`` is set (every process shares the count), as one
+``EVAL`` of a script that checks and counts both atomically, on the pipelined connection of
+`mcpsite.keyring.redisclaim` (one round trip, no pool); in this process otherwise (the embedded
+default is one process): a dict, emptied when the window turns. A Redis that cannot answer fails
+open (the request is served, and logged): a quota protects the service, it must not stop it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import principal_components
+from starlette.types import Receive, Scope, Send
+
+from mcpsite.keyring.redisclaim import ClaimUnavailable, RedisClaims
+from mcpsite.net import address_bucket
+from mcpsite.tenancy import TenantInfo
+
+logger = logging.getLogger(__name__)
+
+RATE_LIMITED = -32029
+"""The JSON-RPC error code of a refused request: in the implementation-defined server-error range
+(-32000 to -32099), used by neither the spec, the SDK (-32000, -32001, -32020 to -32022, -32042)
+nor elsewhere in this project; 29 as in HTTP's 429."""
+
+# KEYS: the person's counter, the tenant's. ARGV: the person's limit, the tenant's (0: none), and
+# the counters' lifetime in ms. Answers 0 (admitted and counted), 1 (the person's quota is spent)
+# or 2 (the tenant's); nothing is counted unless admitted.
+_SCRIPT = b"""
+local person, tenant = tonumber(ARGV[1]), tonumber(ARGV[2])
+if person > 0 and tonumber(redis.call('GET', KEYS[1]) or 0) >= person then return 1 end
+if tenant > 0 and tonumber(redis.call('GET', KEYS[2]) or 0) >= tenant then return 2 end
+if person > 0 and redis.call('INCR', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+if tenant > 0 and redis.call('INCR', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return 0
+"""
+_PERSON, _TENANT = 1, 2
+
+
+@dataclass(frozen=True)
+class QuotaSpent:
+    """Which quota refused a request, its limit and window, and when to try again (seconds)."""
+
+    scope: str  # "person" or "tenant"
+    limit: int
+    window_seconds: int
+    retry_after: int
+
+    def message(self) -> str:
+        who = "this user at this tenant" if self.scope == "person" else "this tenant"
+        return (
+            f"Too many requests for {who}: at most {self.limit} per {self.window_seconds} s. "
+            f"Retry after {self.retry_after} s."
+        )
+
+    def body(self) -> bytes:
+        data = {
+            "reason": "rate_limited",
+            "scope": self.scope,
+            "limit": self.limit,
+            "windowSeconds": self.window_seconds,
+            "retryAfter": self.retry_after,
+        }
+        error = {"code": RATE_LIMITED, "message": self.message(), "data": data}
+        return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}, separators=(",", ":")).encode()
+
+
+class CallQuotas:
+    """The two counters of every tenant and person, in Redis or in this process (see module doc)."""
+
+    def __init__(self, *, window_seconds: int, per_tenant: int, per_person: int, redis_url: str = "") -> None:
+        if window_seconds <= 0:
+            raise ValueError("MCPSITE_CALL_QUOTA_WINDOW_SECONDS must be a positive number of seconds")
+        self.window_seconds = window_seconds
+        self.per_tenant = per_tenant
+        self.per_person = per_person
+        self._redis = RedisClaims(redis_url) if redis_url else None
+        self._window = -1
+        self._counts: dict[str, int] = {}
+
+    @classmethod
+    def from_settings(cls) -> CallQuotas:
+        mcpsite = settings.MCPSITE
+        return cls(
+            window_seconds=mcpsite["CALL_QUOTA_WINDOW_SECONDS"],
+            per_tenant=mcpsite["CALL_QUOTA_PER_TENANT"],
+            per_person=mcpsite["CALL_QUOTA_PER_PERSON"],
+            redis_url=settings.REDIS_URL,
+        )
+
+    async def spend(self, *, tenant: TenantInfo, person: str, now: float | None = None) -> QuotaSpent | None:
+        """Count one request of `person` at `tenant`; None if admitted, else which quota is spent."""
+        person_limit = self.per_person if tenant.call_quota_per_person is None else tenant.call_quota_per_person
+        tenant_limit = self.per_tenant if tenant.call_quota is None else tenant.call_quota
+        if not person_limit and not tenant_limit:
+            return None
+        now = time.time() if now is None else now
+        window = int(now // self.window_seconds)
+        tenant_key = f"mcpsite:quota:{tenant.id}:{window}"
+        person_key = f"{tenant_key}:{person}"
+        if self._redis is not None:
+            try:
+                verdict = await self._redis.evaluate(
+                    _SCRIPT, [person_key, tenant_key], [person_limit, tenant_limit, self.window_seconds * 2000]
+                )
+            except ClaimUnavailable as exc:
+                logger.warning("call quota not counted (served anyway): %s", exc)
+                return None
+        else:
+            verdict = self._count_here(window, person_key, person_limit, tenant_key, tenant_limit)
+        if not verdict:
+            return None
+        retry_after = max(1, math.ceil((window + 1) * self.window_seconds - now))
+        if verdict == _PERSON:
+            return QuotaSpent("person", person_limit, self.window_seconds, retry_after)
+        return QuotaSpent("tenant", tenant_limit, self.window_seconds, retry_after)
+
+    def _count_here(self, window: int, person_key: str, person_limit: int, tenant_key: str, tenant_limit: int) -> int:
+        """The script's answer, from this process's dict (one event loop: no lock needed)."""
+        counts = self._counts
+        if window != self._window:
+            counts.clear()  # every key names its window: the last one's are dead
+            self._window = window
+        if person_limit and counts.get(person_key, 0) >= person_limit:
+            return _PERSON
+        if tenant_limit and counts.get(tenant_key, 0) >= tenant_limit:
+            return _TENANT
+        if person_limit:
+            counts[person_key] = counts.get(person_key, 0) + 1
+        if tenant_limit:
+            counts[tenant_key] = counts.get(tenant_key, 0) + 1
+        return 0
+
+
+_quotas: CallQuotas | None = None
+
+
+def call_quotas() -> CallQuotas:
+    """This process's counters, made from the settings on first use."""
+    global _quotas
+    if _quotas is None:
+        _quotas = CallQuotas.from_settings()
+    return _quotas
+
+
+def _person(scope: Scope) -> str:
+    """Who the person quota counts: the token's user (not its client), else the address bucket."""
+    token = get_access_token()
+    if token is not None:
+        _, issuer, subject = principal_components(token)
+        return f"u:{issuer}:{subject}"
+    client = scope.get("client")
+    return f"a:{address_bucket(client[0]) if client else '?'}"
+
+
+async def admit(scope: Scope, receive: Receive, send: Send, *, tenant: TenantInfo | None) -> bool:
+    """Count this request against its tenant's and person's quotas; True if it may go on, else the
+    429 has been answered. Called where the request is authenticated (the token's user is known):
+    the 2026-07-28 entry (`endpoint.TenantEndpoint`) and the 2025-11-25 one (`sessions`).
+    ``tenant`` None: the tenant's server is not running (nothing will serve the request anyway)."""
+    if tenant is None or scope["method"] == "DELETE":  # ending a session frees what quotas protect
+        return True
+    spent = await call_quotas().spend(tenant=tenant, person=_person(scope))
+    if spent is None:
+        return True
+    logger.info(
+        "call quota spent at tenant %s (%s, %d per %d s): 429 for %d s",
+        tenant.slug,
+        spent.scope,
+        spent.limit,
+        spent.window_seconds,
+        spent.retry_after,
+    )
+    body = spent.body()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(body)),
+                (b"retry-after", b"%d" % spent.retry_after),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+    return False
