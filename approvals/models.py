@@ -138,6 +138,8 @@ class Elicitation(models.Model):
     )
     # When the "resolved" event left for the channel layer; null means a retry is owed.
     published_at = models.DateTimeField(null=True, blank=True)
+    # A caller without a token (a public tenant): its address bucket, what its cap counts.
+    client_address = models.CharField(max_length=64, blank=True)
 
     objects = ElicitationQuerySet.as_manager()
 

@@ -2,10 +2,12 @@
 ``MCPSITE_APPROVALS_MAX_PENDING_PER_PRINCIPAL`` unfinished steps at a tenant, a call that would
 open another gets a tool error and opens nothing. A repeat of an open call still reuses its row.
 The cap is per person and tenant, across the person's OAuth clients (a fresh client registration
-is not a fresh cap): other users are unaffected."""
+is not a fresh cap): other users are unaffected. Callers without a token (a public tenant) are
+counted per client address (an IPv6 client by its /64)."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -17,8 +19,10 @@ from oauth2_provider.models import Application
 
 from approvals.models import Elicitation
 from mcpsite import services
+from mcpsite.models import Tenant
 from tests.approvals.raw import modern_call
 from tests.conftest import Cast, LiveServer
+from tests.mcp.clients import modern_post
 
 CAP = 2
 REFUSED = (
@@ -29,7 +33,8 @@ REFUSED = (
 
 @pytest.fixture(scope="module")
 def capped(server_factory: Callable[..., LiveServer], payments_enabled: None) -> Iterator[LiveServer]:
-    server = server_factory(MCPSITE_APPROVALS_MAX_PENDING_PER_PRINCIPAL=str(CAP))
+    # The test stands in for a trusted proxy on loopback, so X-Forwarded-For names the client.
+    server = server_factory(MCPSITE_APPROVALS_MAX_PENDING_PER_PRINCIPAL=str(CAP), MCPSITE_TRUSTED_PROXIES="127.0.0.1")
     yield server
     server.stop()
 
@@ -106,3 +111,25 @@ def test_a_row_past_its_expiry_no_longer_counts(capped: LiveServer, cast: Cast) 
     )
 
     assert refund(capped, alice, f"{tag}-next")["resultType"] == "input_required"
+
+
+def test_anonymous_callers_of_a_public_tenant_are_capped_per_address(capped: LiveServer, cast: Cast) -> None:
+    tenant, _ = Tenant.objects.get_or_create(
+        slug="open-shop", defaults={"name": "Open shop", "toolsets": ["payments"], "public": True}
+    )
+    url, tag = capped.mcp_url(tenant.slug), uuid.uuid4().hex[:8]
+
+    deadline = time.monotonic() + 10  # a process hears of a new tenant at once, or on its 5 s poll
+    while modern_post(url, "tools/list").status_code != 200:
+        assert time.monotonic() < deadline, f"{url} is not served"
+        time.sleep(0.1)
+
+    def anonymous_refund(order_id: str, address: str) -> dict[str, Any]:
+        arguments = {"order_id": order_id, "amount": "5"}
+        return dict(modern_call(url, "", "request_refund", arguments, **{"X-Forwarded-For": address})["result"])
+
+    for host in range(1, CAP + 1):  # any address of one IPv6 /64 is the same caller
+        assert anonymous_refund(f"{tag}-{host}", f"2001:db8:5:1::{host}")["resultType"] == "input_required"
+    refused = anonymous_refund(f"{tag}-over", "2001:db8:5:1::99")
+    assert (refused["isError"], refused["content"]) == (True, [{"type": "text", "text": REFUSED}])
+    assert anonymous_refund(f"{tag}-elsewhere", "198.51.100.9")["resultType"] == "input_required"
