@@ -8,8 +8,9 @@ the answer in the protocol callback, ~20 µs. Concurrent claims share the connec
 in order, so each write appends a waiter to a FIFO and each reply resolves the oldest one
 (pipelining without batching: nothing waits for anything but its own answer).
 
-The same connection carries the call quotas' one ``EVAL`` a request (`mcpsite.serving.quotas`),
-whose script answers one integer: `RedisClaims.evaluate`.
+The call quotas (`mcpsite.serving.quotas`) use the same client, one more such connection per
+process, for their one ``EVAL`` per share of a budget, whose script answers one integer:
+`RedisClaims.evaluate`.
 
 It fails closed, as before: a connection error, a refused handshake or any reply other than
 ``+OK`` (claimed) or a nil (claimed before) raises `ClaimUnavailable`, and the round is refused

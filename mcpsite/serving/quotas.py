@@ -17,20 +17,21 @@ everyone else), and a request refused by the tenant's quota costs the person not
 limit. Refused: 429 with ``Retry-After`` (the seconds until the window ends) and a JSON-RPC error
 without an id (the body is not read), code `RATE_LIMITED`, whose ``data`` carries the same numbers.
 
-Fixed windows, so the answer is exact and the same in every process: a client may spend a budget
-at the end of one window and again at the start of the next (twice the rate for a moment), the
-known price of a counter that costs one round trip.
+Fixed windows, so every process agrees on when a budget starts again and ``Retry-After`` is exact:
+a client may spend a budget at the end of one window and again at the start of the next (twice
+the rate for a moment), the known price of a counter this cheap.
 
 Where counted: in this process when there is no ``MCPSITE_REDIS_URL`` (the embedded default is one
 process): a dict, emptied when the window turns, exact. Deployed, in Redis, shared by every process,
 in shares: a process takes a share of a budget (a hundredth of its limit, 1 to `MAX_SHARE` calls)
-with one ``EVAL`` of a script that checks and takes both shares atomically, on the pipelined
-connection of `mcpsite.keyring.redisclaim` (one round trip, no pool), and admits that many calls
-from its dict before it asks again. So a call pays a Redis round trip once per share (at most one
-per call, when a limit is under 100), not every time: the write that wakes Redis cost ~110 µs of CPU
-a call at concurrency 1 (bench/inproc.py, plain call), a third of the call. The price: a share a
+with one ``EVAL`` of a script that checks and takes both shares atomically, on a pipelined
+connection of the replay claims' client (`mcpsite.keyring.redisclaim`: one round trip, no pool),
+and admits that many calls from its dict before it asks again. So a call pays a Redis round trip
+once per share (every call only under a limit below 100), not every time: the write that wakes
+Redis cost ~110 µs of CPU a call at concurrency 1 (bench/inproc.py, plain call), a third of it. The price: a share a
 process took and did not use before the window ends is lost with it (at most a hundredth of the
-limit per process), so the quota is never exceeded but may refuse a little early. A Redis that
+limit per process), so a quota may refuse a little early, and is exceeded only by the few calls
+in flight in one process as its last share runs out. A Redis that
 cannot answer fails open (the request is served, and logged): a quota protects the service, it
 must not stop it.
 """
