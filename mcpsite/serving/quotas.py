@@ -128,7 +128,10 @@ class CallQuotas:
         self.per_person = per_person
         self._redis = RedisClaims(redis_url) if redis_url else None
         self._window = -1
-        self._counts: dict[str, int] = {}  # in process: calls admitted; with Redis: calls left of a share
+        self._counts: dict[str, int] = {}  # in process: calls admitted
+        # With Redis: calls left of the share taken of a (budget, limit); a new limit (the tenant's
+        # changed) leaves the old share unused and takes a new one, so it applies at once.
+        self._left: dict[tuple[str, int], int] = {}
         # With Redis: (budget, limit) pairs Redis said are spent, until the window turns; a new limit
         # (the tenant's changed) is asked again.
         self._spent: set[tuple[str, int]] = set()
@@ -155,6 +158,7 @@ class CallQuotas:
         person_key = f"{tenant_key}:{person}"
         if window != self._window:
             self._counts.clear()  # every key names its window: the last one's are dead
+            self._left.clear()
             self._spent.clear()
             self._window = window
         if self._redis is not None:
@@ -173,13 +177,14 @@ class CallQuotas:
         Redis for the budgets whose share is used up (one round trip for both). A budget Redis
         said is spent stays spent until the window turns (counts only grow): a caller who keeps
         calling past it costs no round trip."""
-        if (person_key, person_limit) in self._spent:
+        person, tenant = (person_key, person_limit), (tenant_key, tenant_limit)
+        if person in self._spent:
             return _PERSON
-        if (tenant_key, tenant_limit) in self._spent:
+        if tenant in self._spent:
             return _TENANT
-        left = self._counts
-        want_person = _share(person_limit) if person_limit and left.get(person_key, 0) <= 0 else 0
-        want_tenant = _share(tenant_limit) if tenant_limit and left.get(tenant_key, 0) <= 0 else 0
+        left = self._left
+        want_person = _share(person_limit) if person_limit and left.get(person, 0) <= 0 else 0
+        want_tenant = _share(tenant_limit) if tenant_limit and left.get(tenant, 0) <= 0 else 0
         if want_person or want_tenant:
             assert self._redis is not None
             try:
@@ -192,19 +197,19 @@ class CallQuotas:
                 logger.warning("call quota not counted (served anyway): %s", exc)
                 return 0
             if taken < 0:
-                self._spent.add((person_key, person_limit) if taken == -1 else (tenant_key, tenant_limit))
+                self._spent.add(person if taken == -1 else tenant)
                 return _PERSON if taken == -1 else _TENANT
             # Added, not set: another request of this loop may have taken a share meanwhile.
             if want_person:
-                left[person_key] = left.get(person_key, 0) + taken // 65536
+                left[person] = left.get(person, 0) + taken // 65536
             if want_tenant:
-                left[tenant_key] = left.get(tenant_key, 0) + taken % 65536
+                left[tenant] = left.get(tenant, 0) + taken % 65536
         # A share another request used up during the await leaves a debt (below 0) that the next
         # share repays: at most the few calls in flight at a window's very end go over.
         if person_limit:
-            left[person_key] = left.get(person_key, 0) - 1
+            left[person] = left.get(person, 0) - 1
         if tenant_limit:
-            left[tenant_key] = left.get(tenant_key, 0) - 1
+            left[tenant] = left.get(tenant, 0) - 1
         return 0
 
     def _count_here(self, person_key: str, person_limit: int, tenant_key: str, tenant_limit: int) -> int:

@@ -7,6 +7,7 @@ tenant nothing, and the next window starts afresh. Uses the suite's real Redis
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import os
 import random
@@ -89,3 +90,21 @@ def test_the_next_window_starts_afresh_and_retry_after_says_when(counter: str) -
         return (None if refused is None else refused.retry_after), admitted_next
 
     assert asyncio.run(scenario()) == (13, True)
+
+
+@pytest.mark.parametrize("counter", ["in-process", "redis"])
+def test_a_limit_lowered_mid_window_applies_at_once(counter: str) -> None:
+    generous = tenant(call_quota_per_person=1000)  # a share of 10 calls in Redis
+    lowered = dataclasses.replace(generous, call_quota_per_person=5)  # the tenant changed
+
+    async def scenario() -> list[bool]:
+        (quotas,) = processes(counter, 1)
+        assert await quotas.spend(tenant=generous, person="u:alice", now=NOW + 1) is None
+        return [await quotas.spend(tenant=lowered, person="u:alice", now=NOW + 2) is None for _ in range(10)]
+
+    admitted = asyncio.run(scenario())
+    # The share taken under the old limit is not spent under the new one: at most 5 in all.
+    assert 1 + admitted.count(True) <= 5
+    assert admitted[-1] is False
+    if counter == "in-process":
+        assert admitted == [True] * 4 + [False] * 6  # exact
