@@ -126,7 +126,8 @@ def test_anonymous_callers_of_a_public_tenant_are_capped_per_address(capped: Liv
 
     def anonymous_refund(order_id: str, address: str) -> dict[str, Any]:
         arguments = {"order_id": order_id, "amount": "5"}
-        return dict(modern_call(url, "", "request_refund", arguments, **{"X-Forwarded-For": address})["result"])
+        forwarded = {"X-Forwarded-For": address}
+        return dict(modern_call(url, "", "request_refund", arguments, capabilities=None, **forwarded)["result"])
 
     for host in range(1, CAP + 1):  # any address of one IPv6 /64 is the same caller
         assert anonymous_refund(f"{tag}-{host}", f"2001:db8:5:1::{host}")["resultType"] == "input_required"

@@ -170,10 +170,13 @@ def test_an_anonymous_caller_of_a_public_tenant_is_counted_by_address(
     try:
         url = server.mcp_url("open")
         fresh_window()
+
+        def from_address(address: str) -> httpx2.Response:
+            return modern_post(url, "tools/list", params=None, token=None, **{"X-Forwarded-For": address})
+
         for host in range(1, PER_PERSON + 1):  # any address of one IPv6 /64 is the same caller
-            forwarded = {"X-Forwarded-For": f"2001:db8:9:1::{host}"}
-            assert modern_post(url, "tools/list", **forwarded).status_code == 200
-        assert_refused(modern_post(url, "tools/list", **{"X-Forwarded-For": "2001:db8:9:1::99"}), "person", PER_PERSON)
-        assert modern_post(url, "tools/list", **{"X-Forwarded-For": "2001:db8:9:2::1"}).status_code == 200
+            assert from_address(f"2001:db8:9:1::{host}").status_code == 200
+        assert_refused(from_address("2001:db8:9:1::99"), "person", PER_PERSON)
+        assert from_address("2001:db8:9:2::1").status_code == 200
     finally:
         server.stop()
