@@ -14,7 +14,7 @@ from tests.mcp.clients import modern_post
 
 def test_a_per_person_quota_saved_in_the_admin_refuses_the_next_call(live: LiveServer, cast: Cast) -> None:
     tenant = Tenant.objects.create(slug=f"quota-{uuid.uuid4().hex[:6]}", name="Quota", toolsets=["demo"])
-    tenant.members.add(cast.user("alice"))
+    tenant.members.add(cast.user("alice").pk)
     alice = cast.token(live, "alice", tenant.slug)
     staff = signed_in(live, "staff", "staff-password-1")
     page = staff.get(f"/admin/mcpsite/tenant/{tenant.pk}/change/")
