@@ -70,12 +70,12 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
         )
 
     def open_for(self, *, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> ElicitationQuerySet:
-        """One principal's unfinished steps at one tenant: pending and not yet past expiry (a stale
-        row is the beat's to expire; it must not hold the principal's cap meanwhile)."""
-        client_id, issuer, subject = principal
-        return self.pending().filter(
-            tenant_id=tenant_id, client_id=client_id, issuer=issuer, subject=subject, expires_at__gt=now
-        )
+        """One person's unfinished steps at one tenant, through whichever of their OAuth clients:
+        pending and not yet past expiry (a stale row is the beat's to expire; it must not hold the
+        person's cap meanwhile). The client is left out, so a fresh client registration is not a
+        fresh cap; each row still belongs to the full principal that opened it."""
+        _, issuer, subject = principal
+        return self.pending().filter(tenant_id=tenant_id, issuer=issuer, subject=subject, expires_at__gt=now)
 
     def stale(self, now: datetime | None = None) -> ElicitationQuerySet:
         """Pending rows past their expiry (what the beat task expires)."""
@@ -138,6 +138,8 @@ class Elicitation(models.Model):
     )
     # When the "resolved" event left for the channel layer; null means a retry is owed.
     published_at = models.DateTimeField(null=True, blank=True)
+    # A caller without a token (a public tenant): its address bucket, what its cap counts.
+    client_address = models.CharField(max_length=64, blank=True)
 
     objects = ElicitationQuerySet.as_manager()
 

@@ -48,6 +48,7 @@ from approvals.outcomes import (
 from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
 from mcpsite import broadcast
 from mcpsite.models import Tenant
+from mcpsite.net import address_bucket
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,8 @@ class DuplicateDelivery(ApprovalsError):
 
 
 class TooManyPending(ApprovalsError):
-    """The principal already has `limit` unfinished steps at this tenant; no new row is opened."""
+    """The person already has `limit` unfinished steps at this tenant (through any of their
+    OAuth clients); no new row is opened."""
 
     def __init__(self, *, limit: int) -> None:
         super().__init__(
@@ -122,6 +124,7 @@ def elicitation_open(
     currency: str = "",
     expires_in: float | None = None,
     known_ids: Iterable[str] = (),
+    client_address: str = "",
 ) -> Elicitation:
     """The row for this step of this call: the one the client was already shown (`known_ids`,
     from its requestState), else the live one for the same call, else a new one. A payment is
@@ -132,7 +135,9 @@ def elicitation_open(
     look again under it; without row locks (SQLite) two rounds racing to create the row meet at
     the ``one_live_elicitation_per_call`` / ``one_pending_payment_per_user`` constraints and
     both return the winner's row.
-    A new row needs room under ``APPROVALS["MAX_PENDING_PER_PRINCIPAL"]``, else `TooManyPending`.
+    A new row needs room under ``APPROVALS["MAX_PENDING_PER_PRINCIPAL"]``, else `TooManyPending`:
+    counted per person, and for a caller without a token (a public tenant) per ``client_address``
+    (an IPv6 client by its /64), kept on the row for that.
     A new row's audit trail starts with its opening (source "client": the call that asked).
     `amount`/`currency`: the sum an approval is about (a refund); a payment's is in its terms.
     """
@@ -156,6 +161,7 @@ def elicitation_open(
     now = timezone.now()
     elicitation_id = new_elicitation_id()
     client_id, issuer, subject = principal
+    client_address = address_bucket(client_address) if principal == ("", "", "") else ""
     try:
         with transaction.atomic():
             _lock_openings(tenant_id=tenant_id)
@@ -164,13 +170,14 @@ def elicitation_open(
             row = same.live().first()
             if row is not None:
                 return row
-            _make_room(tenant_id=tenant_id, principal=principal, now=now)
+            _make_room(tenant_id=tenant_id, principal=principal, client_address=client_address, now=now)
             row = Elicitation.objects.create(
                 id=elicitation_id,
                 tenant_id=tenant_id,
                 client_id=client_id,
                 issuer=issuer,
                 subject=subject,
+                client_address=client_address,
                 tool=tool,
                 args_digest=args_digest,
                 reference=reference,
@@ -209,11 +216,14 @@ def _lock_openings(*, tenant_id: int) -> None:
     list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
 
 
-def _make_room(*, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> None:
-    """Refuse a new row beyond the principal's cap (junk arguments must not open rows without end).
-    Called under `_lock_openings`."""
+def _make_room(*, tenant_id: int, principal: tuple[str, str, str], client_address: str, now: datetime) -> None:
+    """Refuse a new row beyond the person's cap (junk arguments must not open rows without end),
+    counted across their OAuth clients (`open_for`). Called under `_lock_openings`."""
     limit = approvals_settings()["MAX_PENDING_PER_PRINCIPAL"]
-    if Elicitation.objects.open_for(tenant_id=tenant_id, principal=principal, now=now).count() >= limit:
+    open_rows = Elicitation.objects.open_for(tenant_id=tenant_id, principal=principal, now=now)
+    if principal == ("", "", ""):  # callers without a token are one principal: count each by address
+        open_rows = open_rows.filter(client_address=client_address)
+    if open_rows.count() >= limit:
         raise TooManyPending(limit=limit)
 
 

@@ -56,6 +56,7 @@ class ElicitationStepStore:
         tool: str,
         args_digest: str,
         known_ids: list[str],
+        client_address: str = "",
     ) -> StepState:
         try:
             row = await database_sync_to_async(services.elicitation_open)(
@@ -80,6 +81,7 @@ class ElicitationStepStore:
                 currency=step.currency.upper() if isinstance(step, Approval) and step.amount is not None else "",
                 expires_in=step.expires_in,
                 known_ids=known_ids,
+                client_address=client_address,
             )
         except services.TooManyPending as exc:
             raise StepRefused(str(exc)) from exc

@@ -64,14 +64,15 @@ STAFF = "bench-staff"
 SEED_SQL = """
 INSERT INTO approvals_elicitation
   (id, tenant_id, client_id, issuer, subject, tool, args_digest, reference, kind, message, url, status,
-   created_at, expires_at, outcome, currency)
+   created_at, expires_at, outcome, currency, client_address)
 SELECT 'el_scale_' || lpad(i::text, 8, '0'),
        (%(tenants)s::bigint[])[1 + i %% cardinality(%(tenants)s::bigint[])],
        'client-' || (i %% 50), %(issuer)s, 'user-' || (i %% 5000),
        k.tool, md5(i::text), k.prefix || i, k.kind, 'Please pay 20.00 EUR for booking ' || i,
        %(root)s || '/approvals/checkout/el_scale_' || lpad(i::text, 8, '0') || '/', 'pending',
        now() - (i * interval '6 seconds'), now() + interval '1 hour', '{}'::jsonb,
-       ''  -- a refund approval's own amount is not seeded; payments keep theirs on approvals_payment
+       '',  -- a refund approval's own amount is not seeded; payments keep theirs on approvals_payment
+       ''  -- every seeded row has a principal: no caller address is kept
 FROM generate_series(1, %(rows)s) AS i
 CROSS JOIN LATERAL (
   SELECT CASE WHEN i %% 20 < 16 THEN 'payment' WHEN i %% 20 < 19 THEN 'approval' ELSE 'consent' END AS kind,

@@ -29,6 +29,13 @@ class TaskQuerySet(models.QuerySet["Task"]):
         client_id, issuer, subject = principal
         return self.filter(tenant_id=tenant_id, client_id=client_id, issuer=issuer, subject=subject)
 
+    def of_person(self, *, tenant_id: int, principal: tuple[str, str, str]) -> TaskQuerySet:
+        """One person's tasks at one tenant, through whichever of their OAuth clients: what the
+        cap counts (a fresh client registration is not a fresh cap). Never for reading a task:
+        those go through `owned_by`."""
+        _, issuer, subject = principal
+        return self.filter(tenant_id=tenant_id, issuer=issuer, subject=subject)
+
     def live(self) -> TaskQuerySet:
         return self.filter(status__in=Task.LIVE_STATUSES)
 

@@ -18,6 +18,7 @@ from mcp_tasks.conf import tasks_settings
 from mcp_tasks.exceptions import McpTasksError
 from mcp_tasks.models import Task
 from mcpsite.models import Tenant
+from mcpsite.net import address_bucket
 
 logger = logging.getLogger(__name__)
 
@@ -60,9 +61,12 @@ def task_create(
     """A new working task; its first run is enqueued once the row is committed (so a worker, or
     a ``tasks/get`` in another process, always finds it).
 
-    The cap counts the principal's unfinished tasks at this tenant. Anonymous callers (a public
-    tenant) are all one principal, so theirs are counted per ``client_address`` instead: one caller
-    filling the cap does not lock the others out, as for anonymous sessions."""
+    The cap counts the person's unfinished tasks at this tenant (issuer and subject, whichever
+    of their OAuth clients started them: a fresh client registration is not a fresh cap; the
+    task still belongs to the full principal). Anonymous callers (a public tenant) are all one
+    principal, so theirs are counted per ``client_address`` instead (an IPv6 client by its /64,
+    `address_bucket`): one caller filling the cap does not lock the others out, as for
+    anonymous sessions."""
     conf = tasks_settings()
     now = timezone.now()
     limit = conf["MAX_LIVE_PER_PRINCIPAL"]
@@ -72,8 +76,8 @@ def task_create(
         # both take the last place; as approvals' cap on pending rows does.
         list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
         anonymous = principal == ANONYMOUS
-        client_address = client_address if anonymous else ""
-        live = Task.objects.owned_by(tenant_id=tenant_id, principal=principal).live()
+        client_address = address_bucket(client_address) if anonymous else ""
+        live = Task.objects.of_person(tenant_id=tenant_id, principal=principal).live()
         if anonymous:
             live = live.filter(client_address=client_address)
         if live.count() >= limit:

@@ -21,7 +21,7 @@ class TenantForm(forms.ModelForm):
 
     class Meta:
         model = Tenant
-        fields = ["slug", "name", "enabled", "public", "toolsets", "members"]
+        fields = ["slug", "name", "enabled", "public", "toolsets", "call_quota", "call_quota_per_person", "members"]
 
 
 @admin.register(Tenant)

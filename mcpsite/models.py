@@ -36,6 +36,18 @@ class Tenant(models.Model):
         help_text="No sign-in required (fixtures only); requestState is then not bound to a principal.",
     )
     toolsets = models.JSONField(default=list, blank=True, help_text="Names of the toolsets this tenant serves.")
+    call_quota = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="MCP requests the whole tenant may make per quota window (MCPSITE_CALL_QUOTA_WINDOW_SECONDS); "
+        "empty: the site's default (MCPSITE_CALL_QUOTA_PER_TENANT); 0: no limit.",
+    )
+    call_quota_per_person = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="MCP requests one person (a user across their OAuth clients; an anonymous caller by address) "
+        "may make here per quota window; empty: the site's default (MCPSITE_CALL_QUOTA_PER_PERSON); 0: no limit.",
+    )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="tenants")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

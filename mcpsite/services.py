@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -129,15 +130,30 @@ def tenant_create(*, slug: str, name: str, toolsets: list[str], public: bool = F
     return tenant
 
 
+_UNCHANGED: Any = object()  # a quota left out of an update (None is a value: "the site's default")
+
+
 @transaction.atomic
-def tenant_update(*, tenant: Tenant, enabled: bool | None = None, toolsets: list[str] | None = None) -> Tenant:
-    """Enable or disable a tenant (a disabled one answers as an unknown tenant does), or set its toolsets."""
+def tenant_update(
+    *,
+    tenant: Tenant,
+    enabled: bool | None = None,
+    toolsets: list[str] | None = None,
+    call_quota: int | None = _UNCHANGED,
+    call_quota_per_person: int | None = _UNCHANGED,
+) -> Tenant:
+    """Enable or disable a tenant (a disabled one answers as an unknown tenant does), set its
+    toolsets, or its call quotas (None: the site's default again; 0: no limit)."""
     tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
     if enabled is not None:
         tenant.enabled = enabled
     if toolsets is not None:
         tenant.toolsets = _check_toolsets(toolsets)
-    tenant.save(update_fields=["enabled", "toolsets", "updated_at"])
+    if call_quota is not _UNCHANGED:
+        tenant.call_quota = call_quota
+    if call_quota_per_person is not _UNCHANGED:
+        tenant.call_quota_per_person = call_quota_per_person
+    tenant.save(update_fields=["enabled", "toolsets", "call_quota", "call_quota_per_person", "updated_at"])
     return tenant
 
 

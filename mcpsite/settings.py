@@ -288,6 +288,9 @@ class McpsiteSettings(TypedDict):
     REQUEST_HEAD_TIMEOUT_SECONDS: float
     REQUEST_BODY_TIMEOUT_SECONDS: float
     MAX_CONNECTIONS_PER_ADDRESS: int
+    CALL_QUOTA_WINDOW_SECONDS: int
+    CALL_QUOTA_PER_TENANT: int
+    CALL_QUOTA_PER_PERSON: int
     SHUTDOWN_GRACE_SECONDS: float
     OTEL_SPANS: bool
     MCP_ALLOWED_HOSTS: list[str]
@@ -345,6 +348,14 @@ MCPSITE: McpsiteSettings = {
     # it a new connection gets 429 and is closed. A trusted proxy's own address is not capped
     # (everyone behind it shares it): cap per client at the proxy.
     "MAX_CONNECTIONS_PER_ADDRESS": env_int("MCPSITE_MAX_CONNECTIONS_PER_ADDRESS", 128),
+    # Call quotas (`mcpsite.serving.quotas`): MCP requests per window of this many seconds, for a
+    # whole tenant and for one person at it (a user across their OAuth clients; an anonymous
+    # caller of a public tenant by address, an IPv6 /64). Beyond either: 429 with Retry-After.
+    # Counted in Redis when MCPSITE_REDIS_URL is set (shared by every process), else in process.
+    # A tenant may override both (admin, operator API); 0 means no limit.
+    "CALL_QUOTA_WINDOW_SECONDS": env_int("MCPSITE_CALL_QUOTA_WINDOW_SECONDS", 60),
+    "CALL_QUOTA_PER_TENANT": env_int("MCPSITE_CALL_QUOTA_PER_TENANT", 60_000),
+    "CALL_QUOTA_PER_PERSON": env_int("MCPSITE_CALL_QUOTA_PER_PERSON", 6_000),
     # On SIGTERM the web process stops accepting, lets requests in flight finish for this long,
     # then closes what is still open and exits. Without a bound a client's standing stream
     # (`subscriptions/listen`, a 2025-11-25 GET stream) keeps the process alive forever. Longer
@@ -362,9 +373,9 @@ MCPSITE: McpsiteSettings = {
     # call the MCP and OAuth endpoints (CORS); none beyond the site's own by default. Each is also
     # accepted by the DNS-rebinding check above, which would otherwise refuse it with 403.
     "CORS_ALLOWED_ORIGINS": env_list("MCPSITE_CORS_ALLOWED_ORIGINS", []),
-    # 2025-11-25 sessions one principal (token's client, issuer, subject; or, on a public tenant,
-    # client address) may hold open at once in one process, so one member cannot fill the SDK's
-    # shared cap (10,000 per tenant) and lock the others out.
+    # 2025-11-25 sessions one person (the token's issuer and subject, across their OAuth clients;
+    # or, on a public tenant, a client address or IPv6 /64) may hold open at once in one process,
+    # so one member cannot fill the SDK's shared cap (10,000 per tenant) and lock the others out.
     "MAX_SESSIONS_PER_PRINCIPAL": env_int("MCPSITE_MAX_SESSIONS_PER_PRINCIPAL", 20),
     # A 2025-11-25 session with no request in flight and no open GET stream for this long is closed.
     "SESSION_IDLE_SECONDS": env_float("MCPSITE_SESSION_IDLE_SECONDS", 1800.0),

@@ -46,6 +46,9 @@ class TenantInfo:
     public: bool
     toolsets: tuple[str, ...]
     version: str
+    # The tenant's own call quotas (`mcpsite.serving.quotas`); None: the site's defaults.
+    call_quota: int | None = None
+    call_quota_per_person: int | None = None
 
     @property
     def audience(self) -> str:

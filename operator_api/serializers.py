@@ -109,7 +109,10 @@ class TenantSerializer(serializers.ModelSerializer[Tenant]):
 
     class Meta:
         model = Tenant
-        fields = ["slug", "name", "enabled", "public", "toolsets", "members", "endpoint", "created_at", "updated_at"]
+        fields = [
+            "slug", "name", "enabled", "public", "toolsets", "call_quota", "call_quota_per_person", "members",
+            "endpoint", "created_at", "updated_at",
+        ]  # fmt: skip
 
     def get_endpoint(self, tenant: Tenant) -> str:
         return tenant.resource_url()
@@ -126,6 +129,9 @@ class TenantCreateSerializer(serializers.Serializer[Any]):
 class TenantUpdateSerializer(serializers.Serializer[Any]):
     enabled = serializers.BooleanField(required=False)
     toolsets = serializers.ListField(child=serializers.CharField(), required=False)
+    # MCP requests per quota window; null: the site's default again; 0: no limit.
+    call_quota = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+    call_quota_per_person = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
 
 
 class MemberSerializer(serializers.Serializer[Any]):

@@ -8,6 +8,10 @@ the answer in the protocol callback, ~20 µs. Concurrent claims share the connec
 in order, so each write appends a waiter to a FIFO and each reply resolves the oldest one
 (pipelining without batching: nothing waits for anything but its own answer).
 
+The call quotas (`mcpsite.serving.quotas`) use the same client, one more such connection per
+process, for their one ``EVAL`` per share of a budget, whose script answers one integer:
+`RedisClaims.evaluate`.
+
 It fails closed, as before: a connection error, a refused handshake or any reply other than
 ``+OK`` (claimed) or a nil (claimed before) raises `ClaimUnavailable`, and the round is refused
 rather than risk a replay. A lost connection fails every claim in flight; the next claim
@@ -43,7 +47,7 @@ class _Replies(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.waiters: deque[asyncio.Future[bool]] = deque()
+        self.waiters: deque[asyncio.Future[Any]] = deque()
         self.buffer = b""
         self.outgoing: list[bytes] = []
         self.closed = False
@@ -51,9 +55,9 @@ class _Replies(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not its subclasses
 
-    def send(self, command: bytes, *, now: bool = False) -> asyncio.Future[bool]:
+    def send(self, command: bytes, *, now: bool = False) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[bool] = loop.create_future()
+        waiter: asyncio.Future[Any] = loop.create_future()
         if now and not self.waiters and not self.outgoing and self.transport is not None and not self.closed:
             # Nothing in flight to share a write with: on its way before the caller goes on working.
             self.waiters.append(waiter)
@@ -81,10 +85,13 @@ class _Replies(asyncio.Protocol):
                 self._fail(ClaimUnavailable(f"unrequested reply from Redis: {line[:80]!r}"))
                 return
             waiter = self.waiters.popleft()
+            outcome: bool | int
             if line == b"+OK":
                 outcome = True
             elif line in (b"$-1", b"_"):  # nil: the key exists (RESP2, RESP3)
                 outcome = False
+            elif line[:1] == b":" and line[1:].lstrip(b"-").isdigit():  # an integer: a quota's `evaluate`
+                outcome = int(line[1:])
             else:  # an error (-ERR, -NOAUTH ...) or a reply no claim gives: the stream is not ours to trust
                 self._fail(ClaimUnavailable(f"Redis answered {line[:200]!r}"), first=waiter)
                 return
@@ -94,7 +101,7 @@ class _Replies(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._fail(ClaimUnavailable(f"connection to Redis lost: {exc or 'closed'}"))
 
-    def _fail(self, error: ClaimUnavailable, *, first: asyncio.Future[bool] | None = None) -> None:
+    def _fail(self, error: ClaimUnavailable, *, first: asyncio.Future[Any] | None = None) -> None:
         self.closed = True
         for waiter in ([first] if first is not None else []) + list(self.waiters):
             if not waiter.done():
@@ -131,7 +138,24 @@ class RedisClaims:
         replies = self._replies
         if replies is None or replies.closed or self._loop is not asyncio.get_running_loop():
             replies = await self._connect()
-        return await replies.send(_claim_command(key, until_ms))
+        claimed = await replies.send(_claim_command(key, until_ms))
+        if not isinstance(claimed, bool):
+            raise ClaimUnavailable(f"Redis answered {claimed!r} to a claim")
+        return claimed
+
+    async def evaluate(self, script: bytes, keys: list[str], args: list[int]) -> int:
+        """``EVAL script`` on this connection, for a script that answers one integer; anything
+        else raises `ClaimUnavailable`, as does a connection that is not there."""
+        replies = self._replies
+        if replies is None or replies.closed or self._loop is not asyncio.get_running_loop():
+            replies = await self._connect()
+        command = _command(
+            b"EVAL", script, b"%d" % len(keys), *(key.encode() for key in keys), *(b"%d" % arg for arg in args)
+        )
+        answer = await replies.send(command)
+        if isinstance(answer, bool):
+            raise ClaimUnavailable(f"Redis answered {answer!r} to a script")
+        return int(answer)
 
     def claim_soon(self, key: str, until_ms: int) -> asyncio.Future[bool]:
         """`claim`, already under way when this returns, so the caller can work while Redis answers

@@ -83,6 +83,7 @@ from mcpsite.sdk import (
     _write,
     _write_rejection,
 )
+from mcpsite.serving import quotas
 
 logger = logging.getLogger(__name__)
 
@@ -199,6 +200,8 @@ class TenantEndpoint:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One 2026-07-28 POST: the SDK's inbound ladder, then its runner in this task."""
+        if not await quotas.admit(scope, receive, send, tenant=sdk.lifespan_state(self.manager)):
+            return
         request = Request(scope, receive)
         err = await self.security.validate_request(request, is_post=True)
         if err is not None:

@@ -62,6 +62,8 @@ def _info(tenant: Tenant) -> TenantInfo:
         public=tenant.public,
         toolsets=tuple(tenant.toolsets or ()),
         version=tenant.updated_at.isoformat(),
+        call_quota=tenant.call_quota,
+        call_quota_per_person=tenant.call_quota_per_person,
     )
 
 

@@ -1,15 +1,17 @@
-"""2025-11-25 sessions: a cap per principal, so one member cannot lock the others out.
+"""2025-11-25 sessions: a cap per person, so one member cannot lock the others out.
 
 The SDK's session manager caps the sessions one tenant server holds (``max_sessions``, 10,000),
 but that budget is shared by everyone the tenant serves: one member opening sessions in a loop
 fills it, and from then on every ``initialize`` of every member answers 503. `CappedSessionManager`
-adds a second budget per principal, in this process (a session lives in the process that opened
+adds a second budget per person, in this process (a session lives in the process that opened
 it; the proxy keeps it there), decided under the SDK's own session-creation lock so concurrent
 openings cannot overshoot it:
 
-- the principal is the token's (client id, issuer, subject), what the SDK binds a session to;
-  on a public tenant there is none, so anonymous sessions are counted per client address
-  (uvicorn's, which honours ``X-Forwarded-For`` from a trusted proxy);
+- the person is the token's user (issuer, subject), whichever of their OAuth clients opens the
+  session: a fresh client registration is not a fresh budget (the SDK still binds each session
+  to the full (client id, issuer, subject)); on a public tenant there is no token, so anonymous
+  sessions are counted per client address (uvicorn's, which honours ``X-Forwarded-For`` from a
+  trusted proxy; an IPv6 client by its /64, `mcpsite.net.address_bucket`);
 - a session counts from its admission until the SDK discards it (its opening request failed,
   the client DELETEd it, it idled out after ``MCPSITE_SESSION_IDLE_SECONDS``, or it crashed);
 - beyond the cap the opening request gets 429 with the SDK's own error shape (a JSON-RPC error
@@ -45,23 +47,25 @@ from mcp_types import INVALID_REQUEST
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpsite import sdk
+from mcpsite.net import address_bucket
+from mcpsite.serving import quotas
 
 logger = logging.getLogger(__name__)
 
-Principal = tuple[str, str | None, str | None] | str
-"""Who a session is counted against: the token's (client id, issuer, subject), or a client address."""
+Person = tuple[str | None, str | None] | str
+"""Who a session is counted against: the token's user (issuer, subject), or a client address bucket."""
 
 _client_address: ContextVar[str] = ContextVar("mcpsite_session_client_address", default="?")
 
 
 class SessionCapReached(Exception):
-    """A principal already holds its cap of open sessions; nothing was admitted."""
+    """A person already holds their cap of open sessions; nothing was admitted."""
 
-    def __init__(self, *, principal: Principal, cap: int, idle_seconds: float | None) -> None:
-        self.principal = principal
+    def __init__(self, *, person: Person, cap: int, idle_seconds: float | None) -> None:
+        self.person = person
         self.cap = cap
         self.idle_seconds = idle_seconds
-        who = "this client address" if isinstance(principal, str) else "this user and OAuth client"
+        who = "this client address" if isinstance(person, str) else "this user (all their OAuth clients)"
         idle = f" or let it idle out ({idle_seconds:g} s)" if idle_seconds else ""
         super().__init__(
             f"Too many open sessions for {who}: at most {cap} at a time on this server "
@@ -71,11 +75,11 @@ class SessionCapReached(Exception):
 
 
 class CappedSessionManager(StreamableHTTPSessionManager):
-    """The SDK's session manager with a cap of open sessions per principal."""
+    """The SDK's session manager with a cap of open sessions per person."""
 
     max_sessions_per_principal: int
-    _open: dict[Principal, int]
-    _principal_of: dict[str, Principal]
+    _open: dict[Person, int]
+    _person_of: dict[str, Person]
 
     @classmethod
     def adopt(cls, manager: StreamableHTTPSessionManager, *, max_sessions_per_principal: int) -> CappedSessionManager:
@@ -85,7 +89,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         capped = cast(CappedSessionManager, manager)
         capped.max_sessions_per_principal = max_sessions_per_principal
         capped._open = {}
-        capped._principal_of = {}
+        capped._person_of = {}
         return capped
 
     @property
@@ -94,6 +98,9 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         return len(self._principal_of)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Authenticated by now (the SDK's middlewares run outside this): the call quotas know the person.
+        if not await quotas.admit(scope, receive, send, tenant=sdk.lifespan_state(self)):
+            return
         client = scope.get("client")
         if scope["method"] == "POST":
             whole = await _whole_body(receive)
@@ -103,13 +110,14 @@ class CappedSessionManager(StreamableHTTPSessionManager):
                 )
                 return
             receive = whole
-        token = _client_address.set(client[0] if client else "?")  # who an anonymous admission counts against
+        # Who an anonymous admission counts against.
+        token = _client_address.set(address_bucket(client[0]) if client else "?")
         try:
             await super()._handle_stateful_request(scope, receive, send)
         except SessionCapReached as refused:
             logger.warning(
                 "Refusing a new session for %s: %d already open (MCPSITE_MAX_SESSIONS_PER_PRINCIPAL)",
-                refused.principal,
+                refused.person,
                 refused.cap,
             )
             await sdk.error_response(str(refused), 429, INVALID_REQUEST)(scope, receive, send)
@@ -118,31 +126,28 @@ class CappedSessionManager(StreamableHTTPSessionManager):
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         # Runs under the SDK's session-creation lock: the count and the admission are one step.
-        principal: Principal = (
-            (requestor["client_id"], requestor["issuer"], requestor["subject"])
-            if requestor is not None
-            else _client_address.get()
-        )
-        if self._open.get(principal, 0) >= self.max_sessions_per_principal:
+        # The person, not the client: the client id is left out of the count on purpose.
+        person: Person = (requestor["issuer"], requestor["subject"]) if requestor is not None else _client_address.get()
+        if self._open.get(person, 0) >= self.max_sessions_per_principal:
             raise SessionCapReached(
-                principal=principal, cap=self.max_sessions_per_principal, idle_seconds=self.session_idle_timeout
+                person=person, cap=self.max_sessions_per_principal, idle_seconds=self.session_idle_timeout
             )
         transport = super()._admit_session(requestor)
         if transport is not None and transport.mcp_session_id is not None:
-            self._principal_of[transport.mcp_session_id] = principal
-            self._open[principal] = self._open.get(principal, 0) + 1
+            self._person_of[transport.mcp_session_id] = person
+            self._open[person] = self._open.get(person, 0) + 1
         return transport
 
     async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
         # The SDK may discard one session twice (the DELETE, then its server task ending); the
         # pop makes the release happen once, before any await, as the SDK forgets it.
-        principal = self._principal_of.pop(session_id, None)
-        if principal is not None:
-            left = self._open[principal] - 1
+        person = self._person_of.pop(session_id, None)
+        if person is not None:
+            left = self._open[person] - 1
             if left:
-                self._open[principal] = left
+                self._open[person] = left
             else:
-                del self._open[principal]
+                del self._open[person]
         await super()._discard_session(session_id, transport)
 
 

@@ -43,7 +43,8 @@ class TenantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
 
     @extend_schema(request=s.TenantUpdateSerializer, responses=s.TenantSerializer)
     def partial_update(self, request: Request, slug: str) -> Response:
-        """Enable or disable the tenant (disabled answers 404 at its endpoint), or replace its toolsets."""
+        """Enable or disable the tenant (disabled answers 404 at its endpoint), replace its toolsets,
+        or set its call quotas (MCP requests per window; null: the site's default; 0: no limit)."""
         body = s.TenantUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         tenant = services.tenant_update(tenant=self.get_object(), **body.validated_data)

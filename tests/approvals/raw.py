@@ -13,7 +13,12 @@ BOTH_MODES: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
 
 
 def modern_call(
-    url: str, token: str, tool: str, arguments: dict[str, Any], capabilities: dict[str, Any] | None = None
+    url: str,
+    token: str,
+    tool: str,
+    arguments: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
+    **headers: str,
 ) -> dict[str, Any]:
     """One 2026-07-28 first round of `tools/call`; the whole JSON-RPC response."""
     body = {
@@ -29,7 +34,9 @@ def modern_call(
             },
         },
     }
-    response = raw_post(url, json.dumps(body).encode(), token, **{"Mcp-Method": "tools/call", "Mcp-Name": tool})
+    response = raw_post(
+        url, json.dumps(body).encode(), token, **{"Mcp-Method": "tools/call", "Mcp-Name": tool, **headers}
+    )
     return dict(response.json())
 
 

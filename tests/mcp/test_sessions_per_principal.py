@@ -1,12 +1,14 @@
-"""2025-11-25 sessions are capped per principal, so one member cannot fill the tenant's sessions
+"""2025-11-25 sessions are capped per person, so one member cannot fill the tenant's sessions
 and lock the others out: beyond ``MCPSITE_MAX_SESSIONS_PER_PRINCIPAL`` an ``initialize`` gets 429
 with a message naming the cap and how to free a slot; ending a session (DELETE, or idling out
-after ``MCPSITE_SESSION_IDLE_SECONDS``) frees its slot. On a public tenant, where there is no
-principal, anonymous sessions are counted per client address."""
+after ``MCPSITE_SESSION_IDLE_SECONDS``) frees its slot. The cap counts the user across their
+OAuth clients (a fresh client registration is not a fresh cap). On a public tenant, where there
+is no principal, anonymous sessions are counted per client address (an IPv6 client by its /64)."""
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -14,6 +16,7 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
+from oauth2_provider.models import Application
 
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import connect
@@ -30,7 +33,7 @@ def too_many(who: str, idle: str = "1800") -> str:
     )
 
 
-USER = "this user and OAuth client"
+USER = "this user (all their OAuth clients)"
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +97,34 @@ def test_a_member_beyond_the_cap_is_refused_while_another_still_opens_one(capped
     capped.wait_for_log("Refusing a new session for ('")
 
 
+def client_token(server: LiveServer, cast: Cast, name: str) -> str:
+    """A token for `name` through an OAuth client of its own (an assistant, a task runner, ...)."""
+    client = Application.objects.create(
+        name=f"client {uuid.uuid4().hex[:8]}",
+        client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
+    )
+    return cast.token(server, name, application=client)
+
+
+def test_a_second_oauth_client_of_the_same_user_finds_the_cap_taken(capped: LiveServer, cast: Cast) -> None:
+    url = capped.mcp_url()
+    assistant, runner = client_token(capped, cast, "alice"), client_token(capped, cast, "alice")
+    fresh = client_token(capped, cast, "alice")  # a client registered just to get a fresh cap
+    bob = client_token(capped, cast, "bob")
+
+    async def scenario() -> None:
+        async with sessions(url, assistant, 1), sessions(url, runner, CAP - 1):
+            refused = await anyio.to_thread.run_sync(lambda: initialize(url, fresh))
+            assert refused.status_code == 429
+            assert refused.json() == refusal(too_many(USER))
+            assert await opening_error(url, bob) is None
+        # Leaving the block DELETEs those sessions: alice's places are free again.
+        assert await opening_error(url, fresh) is None
+
+    anyio.run(scenario)
+
+
 def test_ending_a_session_frees_its_slot(capped: LiveServer, cast: Cast) -> None:
     alice, url = cast.token(capped, "alice"), capped.mcp_url()
 
@@ -117,6 +148,17 @@ def test_anonymous_sessions_on_a_public_tenant_are_capped_per_client_address(cap
     assert refused.status_code == 429
     assert refused.json() == refusal(too_many("this client address"))
     assert initialize(url, **{"X-Forwarded-For": "198.51.100.8"}).status_code == 200
+
+
+def test_anonymous_sessions_from_one_ipv6_64_share_one_cap(capped: LiveServer) -> None:
+    # Any of the 2**64 addresses of one /64 is the same site: picking another is not a fresh cap.
+    url = capped.mcp_url("open")
+    for host in range(1, CAP + 1):
+        assert initialize(url, **{"X-Forwarded-For": f"2001:db8:7:1::{host}"}).status_code == 200
+    refused = initialize(url, **{"X-Forwarded-For": "2001:db8:7:1:abcd::99"})
+    assert refused.status_code == 429
+    assert refused.json() == refusal(too_many("this client address"))
+    assert initialize(url, **{"X-Forwarded-For": "2001:db8:7:2::1"}).status_code == 200
 
 
 def test_an_idle_session_is_closed_and_frees_its_slot(server_factory: Callable[..., LiveServer], cast: Cast) -> None:

@@ -121,6 +121,13 @@ def _principal() -> tuple[str, str, str]:
     return (client_id or "", issuer or "", subject or "")
 
 
+def _client_address(ctx: Context[Any, Any]) -> str:
+    """The caller's address (uvicorn's, which believes X-Forwarded-For from a trusted proxy only):
+    what an anonymous caller's unfinished steps are counted against."""
+    client = getattr(ctx.request_context.request, "client", None)
+    return str(getattr(client, "host", "") or "")
+
+
 def _canonical(value: Any) -> Any:
     """JSON for what `json` cannot encode; a Decimal by its value, so 3, "3" and "3.00" are one."""
     if isinstance(value, Decimal):
@@ -186,6 +193,7 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
             tool=tool,
             args_digest=args_digest,
             known_ids=list(round_.shown) if round_ is not None else [],
+            client_address=_client_address(ctx),
         )
     except StepRefused as exc:
         raise ToolError(str(exc)) from exc

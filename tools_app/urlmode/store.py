@@ -42,9 +42,11 @@ class UrlStepStore(Protocol):
         tool: str,
         args_digest: str,
         known_ids: list[str],
+        client_address: str = "",
     ) -> StepState:
         """The row for this step of this call (the one shown, else the live one, else a new one),
-        pending or how it ended. Raises `StepRefused`."""
+        pending or how it ended. Raises `StepRefused`. ``client_address``: the caller's, which a
+        caller without a token (a public tenant) is counted by."""
         ...
 
     async def end_by_client(self, step: PendingStep, action: str | None) -> StepState:
