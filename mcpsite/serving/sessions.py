@@ -95,7 +95,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
     @property
     def open_sessions(self) -> int:
         """Sessions admitted and not yet discarded (the registry keeps a tenant with any loaded)."""
-        return len(self._principal_of)
+        return len(self._person_of)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Authenticated by now (the SDK's middlewares run outside this): the call quotas know the person.
