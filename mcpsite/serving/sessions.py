@@ -36,14 +36,18 @@ plays them through a real server.
 
 from __future__ import annotations
 
+import json
 import logging
 from contextvars import ContextVar
 from typing import cast
 
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import INVALID_REQUEST
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
+from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpsite import sdk
@@ -109,7 +113,15 @@ class CappedSessionManager(StreamableHTTPSessionManager):
                     "client %s left mid-body on POST %s; nothing answered", client[0] if client else "?", scope["path"]
                 )
                 return
-            receive = whole
+            receive, body = whole
+            headers = Headers(scope=scope)
+            if not (
+                MCP_SESSION_ID_HEADER in headers or MCP_PROTOCOL_VERSION_HEADER in headers or _opens_a_session(body)
+            ):
+                # The SDK would open a session for it only to answer "Missing session ID", which
+                # sends a 2026-07-28 client that forgot its version header looking for sessions.
+                await sdk.error_response(_NO_VERSION_NOR_SESSION, 400, INVALID_REQUEST)(scope, receive, send)
+                return
         # Who an anonymous admission counts against.
         token = _client_address.set(address_bucket(client[0]) if client else "?")
         try:
@@ -151,8 +163,27 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         await super()._discard_session(session_id, transport)
 
 
-async def _whole_body(receive: Receive) -> Receive | None:
-    """``receive`` replaying the request's body, read to its end; None when the client left first.
+_NO_VERSION_NOR_SESSION = (
+    f"Bad Request: the MCP-Protocol-Version header is missing. A {LATEST_MODERN_VERSION} request sends "
+    f"`MCP-Protocol-Version: {LATEST_MODERN_VERSION}` (and Mcp-Method, with Mcp-Name for a tools/call); "
+    f"a {LATEST_HANDSHAKE_VERSION} client sends `initialize` first, then its Mcp-Session-Id on every request."
+)
+
+
+def _opens_a_session(body: bytes) -> bool:
+    """Whether the SDK would take this body as a session's opening: ``initialize``, alone or in a batch.
+    Anything else without a session (a body that does not parse included) is answered by us."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    messages = decoded if isinstance(decoded, list) else [decoded]
+    return any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages)
+
+
+async def _whole_body(receive: Receive) -> tuple[Receive, bytes] | None:
+    """``receive`` replaying the request's body read to its end, and that body; None when the client
+    left first.
 
     Bounded: the SDK's `RequestBodyLimitMiddleware` (outside us) has already refused a body over
     ``MCPSITE_MAX_REQUEST_BODY``, and hands what it read on in one message.
@@ -166,7 +197,9 @@ async def _whole_body(receive: Receive) -> Receive | None:
         if message["type"] != "http.request" or not message.get("more_body", False):
             break
 
+    body = b"".join(m.get("body", b"") for m in read if m["type"] == "http.request")
+
     async def replay() -> Message:
         return read.pop(0) if read else await receive()
 
-    return replay
+    return replay, body
