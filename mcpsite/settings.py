@@ -586,7 +586,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"beat_bookkeeping_at_debug": {"()": "mcpsite.logfilters.BeatBookkeepingAtDebug"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "celery.app.trace": {"filters": ["beat_bookkeeping_at_debug"]},
+    },
 }
