@@ -919,6 +919,8 @@ def main() -> None:
             "completion_samples": args.completion_samples,
             "completion_reps": args.completion_reps,
             "scale_rows": args.scale_rows,
+            "tenants_counts": None if args.tenants_fairness_only else args.tenants_counts,
+            "tenants_fairness_samples": args.tenants_fairness_samples,
         },
         "load_average_1m": dict(load),
         "raw": raw,

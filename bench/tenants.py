@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -182,8 +183,10 @@ class Connection:
 
 
 def percentile(values: list[float], p: float) -> float:
+    """Nearest rank, as bench/bench.py's: p99 of 100 samples is the 99th smallest (the rounding
+    before took the 100th, the max)."""
     ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(p / 100 * len(ordered) + 0.5) - 1))]
+    return ordered[max(1, min(len(ordered), math.ceil(p * len(ordered) / 100))) - 1]
 
 
 async def cold_calls(port: int, tenants: list[str]) -> list[float]:
