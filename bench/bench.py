@@ -15,7 +15,9 @@ Parts: 1. plain call (wrk), 2. two-round call (bench/two_round.py), 3. codec (be
 4. URL-mode completion latency (bench/completion.py: two processes of ours, webhook to one, the
 waiting client on the other), 5. scale (bench/scale.py: 100,000 pending elicitations, the retry
 round's lookup and the admin list), 6. tenants (bench/tenants.py: start-up and RSS with 0, 1,000 and
-100,000 tenants, a cold tenant's first call, round-robin over 1,000 tenants against one).
+100,000 tenants, a cold tenant's first call, round-robin over 1,000 tenants against one; and
+bench/fairness.py: a 0-second task at one tenant while another runs its cap of long tasks,
+embedded and deployed).
 `--parts 4,5` (numbers or names) runs only some.
 """
 
@@ -80,6 +82,8 @@ MAX_STARTUP_VS_EMPTY = 1.5
 MAX_RSS_ABOVE_EMPTY_MB = 300.0
 MAX_COLD_FIRST_CALL_P99_MS = 50.0
 MIN_ROUND_ROBIN_VS_ONE = 0.9
+# ... and a 0-second task at one tenant done while another runs its cap of long tasks (every sample).
+MAX_FAIRNESS_MS = 2000.0
 
 
 def log(message: str) -> None:
@@ -526,12 +530,23 @@ def measure_scale(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 def measure_tenants(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """Part 6: `bench/tenants.py` seeds the tenants, starts and drives its own servers (pinned to
     the server CPU) and reads their RSS; this process and the client run on the load CPU."""
-    argv = [PY, str(BENCH / "tenants.py"), "--logs", str(workdir), "--counts", args.tenants_counts]
+    argv = [PY, str(BENCH / "tenants.py"), "--logs", str(workdir), "--counts", args.tenants_counts,
+            "--fairness-samples", str(args.tenants_fairness_samples)]  # fmt: skip
+    if args.tenants_fairness_only:
+        argv.append("--fairness-only")
     if not args.no_pin:
         argv += ["--server-cpu", args.server_cpu]
     result = run_json(argv, None if args.no_pin else args.load_cpu)
+    for name in ("embedded", "deployed"):
+        if (fair := result.get("fairness", {}).get(name)) is not None:
+            busy = fair["busy_before"]
+            log(f"tenants: fairness, {name}: a 0-second task at another tenant ({fair['samples']}): p50 "
+                f"{fair['p50_ms']:.0f} ms, p99 {fair['p99_ms']:.0f} ms, max {fair['max_ms']:.0f} ms, while the "
+                f"busy tenant ran {busy['running']} long tasks and {busy['waiting']} waited")  # fmt: skip
     for count, s in result["startup"].items():
         log(f"tenants: {int(count):>7,} in PostgreSQL: start-up {s['seconds']:.2f} s, RSS {s['rss_mb']:.0f} MB")
+    if "cold_first_call_ms" not in result:
+        return result
     cold = result["cold_first_call_ms"]
     log(f"tenants: first call of a cold tenant ({cold['samples']}): p50 {cold['p50']:.1f} ms, "
         f"p99 {cold['p99']:.1f} ms, max {cold['max']:.1f} ms")  # fmt: skip
@@ -547,10 +562,20 @@ def measure_tenants(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 def tenants_targets(tenants: dict[str, Any] | None) -> list[dict[str, Any]]:
     if tenants is None:
         return []
+    checks = []
+    for name in ("embedded", "deployed"):
+        if (fair := tenants.get("fairness", {}).get(name)) is not None:
+            checks.append((f"fair {name}", f"0-s task by another tenant, max <= {MAX_FAIRNESS_MS / 1000:g} s",
+                           fair["max_ms"], "ms", fair["max_ms"] <= MAX_FAIRNESS_MS))  # fmt: skip
     startup = tenants["startup"]
+    if "0" not in startup or "call_rate" not in tenants:
+        return [
+            {"scenario": "tenants", "c": c, "target": target, "value": value, "unit": unit, "result": verdict(ok)}
+            for c, target, value, unit, ok in checks
+        ]
     empty, full = startup["0"], startup[max(startup, key=int)]
     above = tenants["rss_with_called_mb"]["rss_mb"] - empty["rss_mb"]
-    checks = [
+    checks += [
         ("startup", f"start-up at {int(max(startup, key=int)):,} <= {MAX_STARTUP_VS_EMPTY:g}x at 0",
          full["seconds"] / empty["seconds"], "x", full["seconds"] / empty["seconds"] <= MAX_STARTUP_VS_EMPTY),
         ("rss", f"RSS with 1,000 called <= {MAX_RSS_ABOVE_EMPTY_MB:g} MB above empty", above, "MB",
@@ -796,6 +821,10 @@ def main() -> None:
     parser.add_argument(
         "--tenants-counts", default="0,1000,100000", help="part 6: tenants seeded for each start-up (the last >= 1000)"
     )
+    parser.add_argument(
+        "--tenants-fairness-samples", type=int, default=100, help="part 6: 0-second tasks timed per configuration"
+    )
+    parser.add_argument("--tenants-fairness-only", action="store_true", help="part 6: only the fairness figure")
     parser.add_argument("--peer-threads", type=int, default=4, help="gunicorn gthread threads for the peer")
     parser.add_argument("--server-cpu", default="0", help="CPU the server under test is pinned to")
     parser.add_argument("--load-cpu", default="1", help="CPU the load generator is pinned to")
@@ -890,6 +919,8 @@ def main() -> None:
             "completion_samples": args.completion_samples,
             "completion_reps": args.completion_reps,
             "scale_rows": args.scale_rows,
+            "tenants_counts": None if args.tenants_fairness_only else args.tenants_counts,
+            "tenants_fairness_samples": args.tenants_fairness_samples,
         },
         "load_average_1m": dict(load),
         "raw": raw,

@@ -9,6 +9,9 @@
 4. **Round-robin against one tenant**: the steady call rate over `--concurrency` keep-alive
    connections, every call to the next of the 1,000 (already built) tenants, against every call to
    one of them; the ratio is round-robin / one.
+5. **Fairness** (`bench/fairness.py`): a 0-second task at one tenant, from its `tools/call` to
+   `tasks/get` saying `completed`, while another tenant runs its cap of long tasks; on the
+   embedded default and deployed (Redis, a Celery worker and the beat); p50 / p99 / max.
 
 The server is pinned to `--server-cpu`, this client to the other CPU (`bench/bench.py`). Prints
 one line ``BENCH_RESULT {json}``. Runs with mcpsite's settings (``MCPSITE_DATABASE_URL`` a
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -40,6 +44,7 @@ django.setup()
 import httpx2  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench import fairness  # noqa: E402
 from mcpsite.models import Tenant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +53,7 @@ TOOLSETS = ["demo", "payments", "bench"]
 COUNTS = (0, 1_000, 100_000)
 COLD_SAMPLES = 200
 CALLED = 1_000
+FAIRNESS_SAMPLES = 100
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 ECHO = json.dumps(
     {
@@ -95,21 +101,21 @@ def rss_mb(pid: int) -> float:
 
 
 class Server:
-    def __init__(self, port: int, cpu: str | None, log_path: Path) -> None:
+    def __init__(self, port: int, cpu: str | None, log_path: Path, env: dict[str, str] | None = None) -> None:
         self.port, self.cpu, self.log_path = port, cpu, log_path
         self.url = f"http://127.0.0.1:{port}"
+        self.env = {**os.environ, "PORT": str(port), "MCPSITE_SITE_ROOT": self.url, **(env or {})}
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> float:
         """Launch and wait for /healthz; the seconds it took."""
         prefix = ["taskset", "-c", self.cpu] if self.cpu else []  # taskset execs: the pid is the server's
-        env = {**os.environ, "PORT": str(self.port), "MCPSITE_SITE_ROOT": self.url}
         began = time.perf_counter()
         with self.log_path.open("ab") as out:
             self.process = subprocess.Popen(
                 [*prefix, sys.executable, "-m", "mcpsite.serve", "--host", "127.0.0.1", "--port", str(self.port)],
                 cwd=ROOT,
-                env=env,
+                env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
@@ -177,8 +183,10 @@ class Connection:
 
 
 def percentile(values: list[float], p: float) -> float:
+    """Nearest rank, as bench/bench.py's: p99 of 100 samples is the 99th smallest (the rounding
+    before took the 100th, the max)."""
     ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(p / 100 * len(ordered) + 0.5) - 1))]
+    return ordered[max(1, min(len(ordered), math.ceil(p * len(ordered) / 100))) - 1]
 
 
 async def cold_calls(port: int, tenants: list[str]) -> list[float]:
@@ -236,8 +244,11 @@ def main() -> None:
     parser.add_argument("--rate-reps", type=int, default=3, help="call-rate measurements of each kind, alternating")
     parser.add_argument("--starts", type=int, default=3, help="start-ups timed per tenant count (median)")
     parser.add_argument("--logs", default="/tmp", help="where each server's log goes")
+    parser.add_argument("--fairness-samples", type=int, default=FAIRNESS_SAMPLES,
+                        help="0-second tasks timed per configuration (0: no fairness figure)")  # fmt: skip
+    parser.add_argument("--fairness-only", action="store_true", help="only the fairness figure")
     args = parser.parse_args()
-    counts = [int(c) for c in args.counts.split(",")]
+    counts = [] if args.fairness_only else [int(c) for c in args.counts.split(",")]
 
     startup: dict[str, dict[str, Any]] = {}
     result: dict[str, Any] = {"startup": startup, "toolsets": TOOLSETS}
@@ -298,6 +309,8 @@ def main() -> None:
             result["built_in_last_server"] = built
         finally:
             server.stop()
+    if args.fairness_samples:
+        result["fairness"] = fairness.measure(samples=args.fairness_samples, cpu=args.server_cpu, logs=Path(args.logs))
     print("BENCH_RESULT " + json.dumps(result))
 
 
