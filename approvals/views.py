@@ -106,6 +106,7 @@ def consent(request: HttpRequest, elicitation_id: str) -> HttpResponse:
         except ElicitationNotPending:
             pass
         except services.NotYours:
-            raise PermissionDenied("This consent page is not yours: only the person it was opened for may answer it.") from None
+            refused = "This consent page is not yours: only the person it was opened for may answer it."
+            raise PermissionDenied(refused) from None
         return redirect("approvals:status", elicitation_id=row.pk)
     return render(request, "approvals/consent.html", {"elicitation": row})

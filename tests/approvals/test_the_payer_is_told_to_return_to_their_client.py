@@ -20,9 +20,7 @@ def checkout(page: Any, server: LiveServer, row: Elicitation) -> None:
     assert page.text_content("#amount") == "20.00 EUR"
 
 
-def test_after_paying_the_payer_reads_that_the_payment_was_received(
-    server: LiveServer, cast: Cast, page: Any
-) -> None:
+def test_after_paying_the_payer_reads_that_the_payment_was_received(server: LiveServer, cast: Cast, page: Any) -> None:
     row = open_payment(tenant_id=cast.tenant("demo").pk, reference="deposit-payer-pays")
     checkout(page, server, row)
     page.click("button[value=pay]")
