@@ -18,7 +18,7 @@ def test_staff_read_the_note_of_a_key_ring_event_at_1366_px(live: LiveServer, ca
     client = uuid.uuid4().hex + "AbCdEfGh"  # as long as an OAuth client id
     kid = uuid.uuid4().hex[:8]
     KeyRingEvent.objects.create(
-        action=KeyRingEvent.Action.RETIRED_NOW, kid=kid, actor=cast.user("staff"), note=NOTE, oauth_client=client
+        action=KeyRingEvent.Action.RETIRED_NOW, kid=kid, actor_id=cast.user("staff").pk, note=NOTE, oauth_client=client
     )
     page.set_viewport_size({"width": 1366, "height": 800})
     sign_in_to_admin(page, live, f"/admin/mcpsite/keyringevent/?q={kid}")
