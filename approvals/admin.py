@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
@@ -15,13 +16,14 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 from oauth2_provider.models import get_application_model
 
-from approvals import services
+from approvals import outcomes, services
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 
 if TYPE_CHECKING:
@@ -86,14 +88,27 @@ class FlaggedFilter(admin.SimpleListFilter):
         return queryset
 
 
+FLAGGED = "Flagged: money arrived for nothing, look at it"
+
+
+def flag_of(delivery: WebhookDelivery) -> str:
+    """Only a flagged delivery says anything: a boolean column drew a red cross on every
+    delivery that was fine, which read as an alarm."""
+    return FLAGGED if delivery.flagged else ""
+
+
 class DeliveryInline(admin.TabularInline):
     model = WebhookDelivery
-    fields = readonly_fields = ("received_at", "provider", "event_id", "event_type", "outcome", "flagged")
+    fields = readonly_fields = ("received_at", "provider", "event_id", "event_type", "outcome", "flag")
     extra = 0
     can_delete = False
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="flagged", empty_value="")
+    def flag(self, delivery: WebhookDelivery) -> str:
+        return flag_of(delivery)
 
 
 class EventInline(admin.TabularInline):
@@ -107,22 +122,29 @@ class EventInline(admin.TabularInline):
         return False
 
 
-# Detail-page buttons -> (the service, whether a note is required). Each ends the row, audits it
-# and publishes the completion event, exactly as the webhook and the beat task do.
+# Detail-page buttons -> what the message says was done. Each ends the row, audits it and publishes
+# the completion event, exactly as the webhook and the beat task do. Completing a step by hand is
+# not among them: it claims what nobody confirmed (money, consent), so it has its own page that
+# says so and asks why (`complete_view`).
 STAFF_ACTIONS: dict[str, str] = {
     "_approve": "approved",
     "_deny": "denied",
-    "_complete": "marked completed",
     "_cancel": "cancelled",
     "_expire": "expired",
 }
 
 
+class CompleteByHandForm(forms.Form):
+    reason = forms.CharField(
+        label="Why complete it by hand",
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Kept in the audit trail with your name, e.g. where the money arrived instead.",
+    )
+
+
 def staff_end(row: Elicitation, button: str, user: AbstractBaseUser, note: str) -> Elicitation:
     if button in ("_approve", "_deny"):
         return services.approval_decide(elicitation=row, user=user, approve=button == "_approve", note=note)
-    if button == "_complete":
-        return services.elicitation_complete_by_staff(elicitation=row, user=user, reason=note)
     if button == "_cancel":
         return services.elicitation_cancel_by_staff(elicitation=row, user=user, reason=note)
     return services.elicitation_expire_by_staff(elicitation=row, user=user, reason=note)
@@ -148,7 +170,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
     list_filter = ["status", "kind", "tenant", AgeFilter, FlaggedFilter]
     list_select_related = ["tenant", "payment"]
     search_fields = ["id", "client_id", "subject", "tool", "reference", "payment__provider_reference"]
-    readonly_fields = [f.name for f in Elicitation._meta.fields] + ["page", "user", "application", "sum"]
+    readonly_fields = [f.name for f in Elicitation._meta.fields] + ["page", "user", "application", "sum", "ended"]
     readonly_fields += PAYMENT_FIELDS
     inlines = [DeliveryInline, EventInline]
     actions = ["approve", "deny", "cancel", "expire"]
@@ -186,8 +208,9 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
             sections.append(("Payment", {"fields": PAYMENT_FIELDS}))
         sections.append(("Times", {"fields": ["created_at", "expires_at", "completed_at", "published_at"]}))
         if not row.is_pending:
-            sections.append(("How it ended", {"fields": ["outcome", "completed_by_event", "completed_by_user"]}))
-        sections.append(("Call", {"fields": ["args_digest"], "classes": ["collapse"]}))
+            sections.append(("How it ended", {"fields": ["ended", "completed_by_event", "completed_by_user"]}))
+        call = ["args_digest"] if row.is_pending else ["args_digest", "outcome"]
+        sections.append(("Call and stored record", {"fields": call, "classes": ["collapse"]}))
         return sections
 
     def get_inlines(self, request: HttpRequest, obj: Any = None) -> list[type[admin.options.InlineModelAdmin]]:
@@ -248,13 +271,63 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         read_only = {"show_save": False, "show_save_and_continue": False, "show_save_and_add_another": False}
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **read_only})
 
+    @admin.display(description="outcome")
+    def ended(self, row: Elicitation) -> str:
+        return outcomes.sentence_of(outcomes.outcome_from_json(row.outcome))
+
     @admin.display(description="page the user opens")
     def page(self, row: Elicitation) -> str:
         return format_html('<a href="{}">{}</a>', row.url, row.url)
 
     def get_urls(self) -> list[URLPattern]:
         decide = self.admin_site.admin_view(require_POST(self.decide_view))
-        return [path("<str:elicitation_id>/decide/", decide, name="approvals_elicitation_decide"), *super().get_urls()]
+        complete = self.admin_site.admin_view(self.complete_view)
+        return [
+            path("<str:elicitation_id>/decide/", decide, name="approvals_elicitation_decide"),
+            path("<str:elicitation_id>/complete/", complete, name="approvals_elicitation_complete"),
+            *super().get_urls(),
+        ]
+
+    def complete_view(self, request: HttpRequest, elicitation_id: str) -> HttpResponse:
+        """Complete a pending step by hand: a confirmation page, like the admin's delete
+        confirmation, that says nothing was received and asks why; the reason goes to the audit
+        trail with the staff member's name (`elicitation_complete_by_staff`)."""
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        row = get_object_or_404(Elicitation.objects.select_related("tenant", "payment"), pk=unquote(elicitation_id))
+        back = reverse("admin:approvals_elicitation_change", args=[quote(row.pk)])
+        if not row.is_pending:
+            self.message_user(request, f"Nothing to complete: {row.pk} is already {row.status}.", messages.WARNING)
+            return HttpResponseRedirect(back)
+        form = CompleteByHandForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
+                services.elicitation_complete_by_staff(
+                    elicitation=row,
+                    user=request.user,  # type: ignore[arg-type]
+                    reason=form.cleaned_data["reason"],
+                )
+            except ElicitationNotPending as exc:
+                self.message_user(request, str(exc), messages.WARNING)
+            else:
+                self.message_user(
+                    request,
+                    f"Completed {row.pk} by hand; the waiting client is told. "
+                    "The audit trail records that no money was received, your name and your reason.",
+                )
+            return HttpResponseRedirect(back)
+        payment = getattr(row, "payment", None) if row.kind == Elicitation.Kind.PAYMENT else None
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": row,
+            "payment": payment,
+            "form": form,
+            "back": back,
+            "title": f"Complete this {row.get_kind_display()} by hand?",
+        }
+        return TemplateResponse(request, "approvals/admin/elicitation_complete_by_hand.html", context)
 
     def decide_view(self, request: HttpRequest, elicitation_id: str) -> HttpResponse:
         if not self.has_change_permission(request):
@@ -269,7 +342,9 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         except (ElicitationNotPending, services.WrongKind, ValueError) as exc:
             self.message_user(request, str(exc), messages.WARNING)
         else:
-            self.message_user(request, f"{row.pk} {STAFF_ACTIONS[button]}; the waiting client is told.")
+            # The id is not the first word: the admin capitalises a message's first letter, and ids
+            # (`el_...`) are case-sensitive.
+            self.message_user(request, f"{STAFF_ACTIONS[button].capitalize()} {row.pk}; the waiting client is told.")
         return HttpResponseRedirect(reverse("admin:approvals_elicitation_change", args=[quote(row.pk)]))
 
     def _act(self, request: HttpRequest, queryset: QuerySet[Elicitation], button: str) -> None:
@@ -325,7 +400,7 @@ class PaymentAdmin(NoDeleting, admin.ModelAdmin):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(NoDeleting, admin.ModelAdmin):
-    list_display = ["event_id", "provider", "event_type", "outcome", "flagged", "elicitation_link", "received_at"]
+    list_display = ["event_id", "provider", "event_type", "outcome", "flag", "elicitation_link", "received_at"]
     list_filter = ["flagged", "outcome", "provider"]
     list_select_related = ["elicitation"]
     search_fields = ["event_id", "elicitation__id"]
@@ -336,6 +411,10 @@ class WebhookDeliveryAdmin(NoDeleting, admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # what a provider sent: viewed, never edited
+
+    @admin.display(description="flagged", ordering="flagged", empty_value="")
+    def flag(self, delivery: WebhookDelivery) -> str:
+        return flag_of(delivery)
 
     @admin.display(description="elicitation")
     def elicitation_link(self, delivery: WebhookDelivery) -> str:

@@ -253,3 +253,41 @@ def cancelled_by_of(outcome: Outcome) -> str:
     if isinstance(outcome, Unrecognised):
         return str(outcome.data.get("cancelled_by", ""))
     return ""
+
+
+def _quoted(text: str) -> str:
+    return f"\N{LEFT DOUBLE QUOTATION MARK}{text}\N{RIGHT DOUBLE QUOTATION MARK}"
+
+
+def sentence_of(outcome: Outcome) -> str:
+    """How a step ended, as staff read it on its admin page (the stored JSON is kept beside it)."""
+    if isinstance(outcome, ProviderReceipt):
+        return (
+            f"Paid {outcome.amount} {outcome.currency} through {outcome.provider}, "
+            f"receipt {outcome.provider_reference} (event {outcome.event_id})."
+        )
+    if isinstance(outcome, StaffReceipt):
+        if outcome.payment is not None:
+            return (
+                f"Completed by hand by {outcome.by or 'staff'}: no money was received through a provider; "
+                f"the client was told {outcome.payment.amount} {outcome.payment.currency} was paid. "
+                f"Reason: {_quoted(outcome.reason)}."
+            )
+        return f"Completed by hand by {outcome.by or 'staff'}. Reason: {_quoted(outcome.reason)}."
+    if isinstance(outcome, Decision):
+        with_note = f" with note {_quoted(outcome.note)}" if outcome.note else ", without a note"
+        return f"{outcome.decision.capitalize()} by {outcome.by or 'staff'}{with_note}."
+    if isinstance(outcome, ConsentAnswer):
+        return "Consent given by the user." if outcome.given else "Consent refused by the user."
+    if isinstance(outcome, Cancellation):
+        sources = {"checkout page": "the payer on the checkout page", "client": "the client"}
+        who = f"{outcome.by} (staff)" if outcome.by else sources.get(outcome.cancelled_by, outcome.cancelled_by)
+        reason = f" Reason: {_quoted(outcome.reason)}." if outcome.reason else ""
+        return f"Cancelled by {who}.{reason}"
+    if isinstance(outcome, Declination):
+        return f"Declined by the {outcome.declined_by or 'client'}: the URL was not opened."
+    if isinstance(outcome, Expiry):
+        if outcome.by:
+            return f"Expired by {outcome.by} (staff)."
+        return "Expired: nobody finished it in time."
+    return "Ended with an outcome this version does not know; see the stored record below."

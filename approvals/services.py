@@ -377,7 +377,8 @@ def elicitation_complete_by_staff(
         outcome=StaffReceipt(by=by, reason=reason, payment=paid),
         user=user,
         source="staff",
-        note=reason,
+        # The audit line says what the receipt does not: no provider confirmed any money.
+        note=f"completed by hand, no money received through {payment.provider}: {reason}" if payment else reason,
         oauth_client=oauth_client,
     )
 

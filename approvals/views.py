@@ -47,7 +47,11 @@ def webhook(request: HttpRequest, provider: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def checkout(request: HttpRequest, elicitation_id: str) -> HttpResponse:
-    """The sandbox provider's checkout page: Pay delivers a signed webhook, Cancel cancels."""
+    """The sandbox provider's checkout page: Pay delivers a signed webhook, Cancel cancels.
+
+    Either way the payer comes back to this page, which then says how the payment ended and to
+    return to their client (already told). Not to the status page: a provider's page knows none of
+    our users, so a payer who never signed in here would land on a sign-in form."""
     row = get_object_or_404(
         Elicitation.objects.select_related("tenant", "payment"), pk=elicitation_id, kind=Elicitation.Kind.PAYMENT
     )
@@ -67,7 +71,7 @@ def checkout(request: HttpRequest, elicitation_id: str) -> HttpResponse:
                 services.elicitation_cancel(elicitation=row, source="checkout page")
             except ElicitationNotPending:
                 pass
-        return redirect("approvals:status", elicitation_id=row.pk)
+        return redirect("approvals:checkout", elicitation_id=row.pk)
     return render(request, "approvals/checkout.html", {"elicitation": row, "payment": row.payment})
 
 
@@ -76,7 +80,11 @@ def _own_row(request: HttpRequest, elicitation_id: str, **filters: str) -> Elici
     row = get_object_or_404(Elicitation.objects.select_related("tenant"), pk=elicitation_id, **filters)
     if not row.belongs_to(request.user):
         logger.warning("user %s refused on elicitation %s (not its principal)", request.user.pk, row.pk)
-        raise PermissionDenied
+        # Shown on the site's 403 page (templates/403.html), which names who is signed in. Whose
+        # page it is stays unsaid: the visitor holds a URL, not a right to know who it is for.
+        raise PermissionDenied(
+            f"This {row.get_kind_display()} page is not yours: only the person it was opened for may see it."
+        )
     return row
 
 
@@ -98,6 +106,7 @@ def consent(request: HttpRequest, elicitation_id: str) -> HttpResponse:
         except ElicitationNotPending:
             pass
         except services.NotYours:
-            raise PermissionDenied from None
+            refused = "This consent page is not yours: only the person it was opened for may answer it."
+            raise PermissionDenied(refused) from None
         return redirect("approvals:status", elicitation_id=row.pk)
     return render(request, "approvals/consent.html", {"elicitation": row})

@@ -42,7 +42,8 @@ def test_staff_approval_in_the_admin_lets_the_refund_through(
     admin.click("input[type=submit]")
     admin.fill("#decision-note", "goodwill")
     admin.click("input[name=_approve]")
-    admin.wait_for_selector("text=approved; the waiting client is told")
+    admin.wait_for_selector("ul.messagelist")
+    assert admin.inner_text("ul.messagelist") == f"Approved {row.pk}; the waiting client is told."
 
     page.wait_for_selector("#status[data-status=completed]", timeout=10_000)  # no reload by the test
     call.join()

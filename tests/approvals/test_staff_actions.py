@@ -61,17 +61,24 @@ def test_marking_a_payment_completed_needs_a_reason_and_is_audited(
     call = CallInThread(server.mcp_url(), cast.token(server), "2026-07-28", "pay_deposit", {"booking_id": booking})
     row = Elicitation.objects.get(pk=elicitation_id_of(call.start().next_question().url))
     staff = signed_in(server, "staff", "staff-password-1")
-    assert "Say why you mark it completed" in act(staff, row, "_complete", "")
+    confirm = staff.get(admin_path(row, "complete"))
+    assert "No money was received for this payment." in confirm.text
+    missing = staff.post(admin_path(row, "complete"), data={"csrfmiddlewaretoken": csrf(confirm), "reason": " "})
+    assert missing.status_code == 200 and "This field is required." in missing.text
     row.refresh_from_db()
     assert row.status == "pending"
-    assert "marked completed" in act(staff, row, "_complete", "paid by bank transfer, ref 991")
+    done = staff.post(
+        admin_path(row, "complete"),
+        data={"csrfmiddlewaretoken": csrf(confirm), "reason": "paid by bank transfer, ref 991"},
+        follow_redirects=True,
+    )
+    assert f"Completed {row.pk} by hand; the waiting client is told." in admin_messages(done)
     call.join()
     assert f"Booking {booking}" in call.text and "not confirmed" not in call.text
     row.refresh_from_db()
     assert (row.status, row.completed_by_user, row.completed_by_event) == ("completed", cast.user("staff"), None)
-    assert ElicitationEvent.objects.exclude(status="pending").get(
-        elicitation=row
-    )  # after the opening line.note == "paid by bank transfer, ref 991"
+    event = ElicitationEvent.objects.exclude(status="pending").get(elicitation=row)  # after the opening line
+    assert event.note == "completed by hand, no money received through sandbox: paid by bank transfer, ref 991"
 
 
 def test_the_detail_page_shows_digest_url_deliveries_and_audit_trail(
