@@ -1,5 +1,5 @@
 """One HTTP request played to an ASGI app in process, the way uvicorn plays it (`bench/inproc.py`
-and the parity tests of `mcpsite.serving.endpoint`; it lives here so `bench/` imports nothing from `tests/`)."""
+and the parity tests of `mcp_server.endpoint`; it lives here so `bench/` imports nothing from `tests/`)."""
 
 from __future__ import annotations
 

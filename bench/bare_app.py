@@ -1,7 +1,7 @@
 """Baseline 1, the floor of our own stack: the SDK's `MCPServer` with the benchmark's two tools,
 an in-memory token check and the SDK's built-in AES-GCM requestState codec, and nothing of ours.
 
-Served exactly like mcpsite (`python -m mcpsite.serve --app bench.bare_app:app`). Configured from the
+Served exactly like mcpsite (`python -m mcp_server.serve --app bench.bare_app:app`). Configured from the
 environment by `bench/bench.py`: BENCH_PORT, BENCH_TOKEN, BENCH_STATE_KEY.
 """
 

@@ -3,8 +3,8 @@
 Servers (each started alone, driven, stopped; the order rotates every repetition so drift and
 other load on the machine fall on all of them alike):
 
-- ours:    `python -m mcpsite.serve` (uvicorn as deployed), tenant endpoint, DOT token + the database key ring;
-- bare:    `python -m mcpsite.serve --app bench.bare_app:app` (the same server), in-memory token check, the
+- ours:    `python -m mcp_server.serve` (uvicorn as deployed), tenant endpoint, DOT token + the database key ring;
+- bare:    `python -m mcp_server.serve --app bench.bare_app:app` (the same server), in-memory token check, the
            SDK's own AES-GCM codec: the floor of our stack;
 - peer:    django-mcpz under gunicorn gthread, with the same in-memory token check as `bare`
            (its best case, and the pairing the targets use);
@@ -233,7 +233,7 @@ def prepare(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
 
     # Both through the deployed launcher: the same uvicorn options (head limit, no forwarded
     # headers, no access log), one process each.
-    serve = [PY, "-m", "mcpsite.serve", "--host", "127.0.0.1"]
+    serve = [PY, "-m", "mcp_server.serve", "--host", "127.0.0.1"]
     gunicorn = [
         str(VENV_BIN / "gunicorn"),
         "bench.peer_site.wsgi:application",
@@ -418,7 +418,7 @@ def ours_pair(args: argparse.Namespace, workdir: Path) -> tuple[Server, Server, 
     cpu = None if args.no_pin else args.server_cpu
     servers = []
     for name, port in (("ours-A", port_a), ("ours-B", port_b)):
-        argv = [PY, "-m", "mcpsite.serve", "--host", "127.0.0.1", "--port", str(port)]
+        argv = [PY, "-m", "mcp_server.serve", "--host", "127.0.0.1", "--port", str(port)]
         url = f"http://127.0.0.1:{port}/t/benchpay/mcp"
         servers.append(Server(name, argv, {**env, "PORT": str(port)}, url, token, cpu, workdir / f"{name}.log"))
     return servers[0], servers[1], token

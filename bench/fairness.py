@@ -15,7 +15,7 @@ The two configurations, as the live tests start them
 and ``tests/tasks/test_deployed_a_members_long_tasks_block_no_other_work.py``), with the limits at
 their defaults (or as the environment sets them):
 
-- **embedded**: ``python -m mcpsite.serve`` with ``MCPSITE_REDIS_URL=""``: task bodies run on the
+- **embedded**: ``python -m mcp_server.serve`` with ``MCPSITE_REDIS_URL=""``: task bodies run on the
   serving process's own runner, beside its in-process beat (PostgreSQL stays the database);
 - **deployed**: the same server with Redis, and ``celery -A mcpsite worker --beat
   --pool=prefork --concurrency=2`` (one worker process with two slots taking every queue, and the

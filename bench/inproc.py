@@ -122,7 +122,7 @@ class Caller:
 
 
 async def measure(args: argparse.Namespace, token: str) -> None:
-    from mcpsite.serving.asgi import application
+    from mcp_server.asgi import application
 
     lifespan: asyncio.Queue[dict[str, str]] = asyncio.Queue()
     lifespan.put_nowait({"type": "lifespan.startup"})

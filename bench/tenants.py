@@ -1,7 +1,7 @@
 """Part 6: what a process costs with many tenants in PostgreSQL (issue 26).
 
 1. **Start-up and memory**: with 0, 1,000 and 100,000 tenants seeded (public, toolsets `demo`,
-   `payments` and `bench`, as the issue measured), a fresh `python -m mcpsite.serve` is timed from
+   `payments` and `bench`, as the issue measured), a fresh `python -m mcp_server.serve` is timed from
    its launch to its first `200` on ``/healthz``, and its RSS (``VmRSS``) read then.
 2. **The first call of a cold tenant** (100,000 seeded): 200 tenants never called before, one
    `tools/call echo` each, sequentially; p50 / p99 of the client's time per call.
@@ -113,7 +113,7 @@ class Server:
         began = time.perf_counter()
         with self.log_path.open("ab") as out:
             self.process = subprocess.Popen(
-                [*prefix, sys.executable, "-m", "mcpsite.serve", "--host", "127.0.0.1", "--port", str(self.port)],
+                [*prefix, sys.executable, "-m", "mcp_server.serve", "--host", "127.0.0.1", "--port", str(self.port)],
                 cwd=ROOT,
                 env=self.env,
                 stdout=out,

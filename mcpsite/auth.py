@@ -219,7 +219,7 @@ class BearerChallenge:
     - every challenge names the scope to ask for (``scope="mcp"``: MCP 2025-11-25 and 2026-07-28,
       scope selection) beside ``resource_metadata`` (RFC 9728 section 5.1).
 
-    Used by both entries: `mcpsite.serving.endpoint` builds its chain with it, and `challenge_sdk_route`
+    Used by both entries: `mcp_server.endpoint` builds its chain with it, and `challenge_sdk_route`
     puts it in place of the SDK's own in the SDK's app, so both answer the same challenge.
     """
 

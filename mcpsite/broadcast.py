@@ -5,7 +5,7 @@ transaction commits. Listeners are the ASGI lifespan's `listen()` loop. A lost e
 every cache that an event invalidates is also refreshed by a poll or expires on its own.
 
 An app above the core says what its events do with `register()` in its `AppConfig.ready()`, so
-the composition root listens for them without importing the app (`mcpsite.serving.background`).
+the composition root listens for them without importing the app (`mcp_server.background`).
 """
 
 from __future__ import annotations

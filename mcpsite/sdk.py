@@ -6,7 +6,7 @@ the SDK's public modules, or these names from here.
 
 Subclasses that override private methods stay beside the behaviour they add, and are listed here:
 
-- `mcpsite.serving.sessions.CappedSessionManager` (a `StreamableHTTPSessionManager`) overrides
+- `mcp_server.sessions.CappedSessionManager` (a `StreamableHTTPSessionManager`) overrides
   ``_handle_stateful_request`` (to answer a refused admission with 429), ``_admit_session`` (the
   per-principal session cap, counted under the SDK's session-creation lock) and
   ``_discard_session`` (releasing the count). A public admission hook would replace all three.
@@ -29,7 +29,7 @@ from typing import Any
 
 from mcp.server._otel import OpenTelemetryMiddleware
 
-# The 2026-07-28 entry (`mcpsite.serving.endpoint`) runs the SDK's own inbound ladder, answers and SSE framing
+# The 2026-07-28 entry (`mcp_server.endpoint`) runs the SDK's own inbound ladder, answers and SSE framing
 # without the SDK's per-request task group; the SDK has no public seam for them, so they come from
 # its private module. A public "serve one stateless exchange into this response" API would replace
 # them; `tests/mcp/test_modern_entry.py` requires both entries to answer alike.

@@ -138,7 +138,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "mcpsite.urls"
-ASGI_APPLICATION = "mcpsite.serving.asgi.application"
+ASGI_APPLICATION = "mcp_server.asgi.application"
 
 TEMPLATES = [
     {
@@ -332,13 +332,13 @@ MCPSITE: McpsiteSettings = {
     "TOKEN_CACHE_SECONDS": env_float("MCPSITE_TOKEN_CACHE_SECONDS", 30.0),
     # Largest MCP request body accepted (bytes); larger gets 413.
     "MAX_REQUEST_BODY": env_int("MCPSITE_MAX_REQUEST_BODY", 1024 * 1024),
-    # Largest request line plus headers (bytes) the web process reads (`mcpsite.serve`); larger
+    # Largest request line plus headers (bytes) the web process reads (`mcp_server.serve`); larger
     # gets 431 and the connection closes. Bearer tokens and cookies are far smaller.
     "MAX_REQUEST_HEAD": env_int("MCPSITE_MAX_REQUEST_HEAD", 64 * 1024),
     # Addresses (or networks) of the proxies whose X-Forwarded-For / -Proto are believed; none
     # by default, so the client address is the peer's and a client cannot choose it.
     "TRUSTED_PROXIES": env_list("MCPSITE_TRUSTED_PROXIES", []),
-    # The web process (`mcpsite.serve`) closes a connection whose request head has not arrived
+    # The web process (`mcp_server.serve`) closes a connection whose request head has not arrived
     # this long after it opened (or after the head's first byte, on a kept-alive connection),
     # or whose body has not arrived this long after its head: a client that sends slowly, or
     # not at all, holds a connection for a bounded time.
@@ -348,7 +348,7 @@ MCPSITE: McpsiteSettings = {
     # it a new connection gets 429 and is closed. A trusted proxy's own address is not capped
     # (everyone behind it shares it): cap per client at the proxy.
     "MAX_CONNECTIONS_PER_ADDRESS": env_int("MCPSITE_MAX_CONNECTIONS_PER_ADDRESS", 128),
-    # Call quotas (`mcpsite.serving.quotas`): MCP requests per window of this many seconds, for a
+    # Call quotas (`mcp_server.quotas`): MCP requests per window of this many seconds, for a
     # whole tenant and for one person at it (a user across their OAuth clients; an anonymous
     # caller of a public tenant by address, an IPv6 /64). Beyond either: 429 with Retry-After.
     # Counted in Redis when MCPSITE_REDIS_URL is set (shared by every process), else in process.
@@ -490,7 +490,7 @@ TASKS: TasksSettings = {
     "MAX_RUNNING_PER_PRINCIPAL": env_int("MCPSITE_TASKS_MAX_RUNNING_PER_PRINCIPAL", 4),
     # How a run finds its tenant's MCPServer: the composition root's lookup, named here (as
     # ASGI_APPLICATION is) because mcp_tasks sits below the root and imports nothing of it.
-    "SERVER_FOR": "mcpsite.serving.registry.tenant_server_for",
+    "SERVER_FOR": "mcp_server.registry.tenant_server_for",
 }
 
 REST_FRAMEWORK = {
@@ -552,7 +552,7 @@ NOTIFICATIONS: NotificationsSettings = {
 # task runs (`tasks`), outgoing notifications (`notifications`), and the beat's own jobs
 # (`housekeeping`: expiry, republish, clean-ups, the task sweep; anything unrouted too). A worker
 # started without -Q takes all three; deployed, run one per queue (README, Deploying). The
-# embedded beat gives each queue its own thread (mcpsite/beat.py).
+# embedded beat gives each queue its own thread (mcp_server/beat.py).
 CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {"tasks": {}, "notifications": {}, "housekeeping": {}}
 CELERY_TASK_DEFAULT_QUEUE = "housekeeping"
 CELERY_TASK_ROUTES = {

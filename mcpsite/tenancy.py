@@ -46,7 +46,7 @@ class TenantInfo:
     public: bool
     toolsets: tuple[str, ...]
     version: str
-    # The tenant's own call quotas (`mcpsite.serving.quotas`); None: the site's defaults.
+    # The tenant's own call quotas (`mcp_server.quotas`); None: the site's defaults.
     call_quota: int | None = None
     call_quota_per_person: int | None = None
 

@@ -77,7 +77,7 @@ def database_url() -> str:
 
 @dataclass
 class LiveServer:
-    """A real server process (``python -m mcpsite.serve``: uvicorn, as deployed) on loopback."""
+    """A real server process (``python -m mcp_server.serve``: uvicorn, as deployed) on loopback."""
 
     port: int
     env: dict[str, str]
@@ -95,7 +95,7 @@ class LiveServer:
     def start(self) -> LiveServer:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mcpsite.serve", "--port", str(self.port)],  # as scripts/run serves it
+            [sys.executable, "-m", "mcp_server.serve", "--port", str(self.port)],  # as scripts/run serves it
             cwd=ROOT,
             env=self.env,
             stdout=log,

@@ -2,8 +2,8 @@
 
 Bottom to top: the core (`mcpsite`), the framework (`tools_app`), the apps (`approvals`, then
 `notifications` and `operator_api` beside each other), the toolsets (`tools_app.tools.*`: tools
-are application code, so they may use approvals) and the composition root (`mcpsite.serving`,
-with the process command `mcpsite.serve`), the only layer that imports everything.
+are application code, so they may use approvals) and the composition root (`mcp_server`,
+with the process command `mcp_server.serve`), the only layer that imports everything.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("mcpsite", "tools_app", "approvals", "notifications", "operator_api", "mcp_tasks")
+PACKAGES = ("mcpsite", "tools_app", "approvals", "notifications", "operator_api", "mcp_tasks", "mcp_server")
 EVERYTHING = {"core", "framework", "toolsets", "approvals", "notifications", "operator_api", "mcp_tasks", "root"}
 
 # layer -> the layers its modules may import
@@ -32,9 +32,9 @@ ALLOWED: dict[str, set[str]] = {
 
 
 def layer_of(module: str) -> str | None:
-    if module == "mcpsite.serve" or module == "mcpsite.serving" or module.startswith("mcpsite.serving."):
-        return "root"
     top = module.split(".")[0]
+    if top == "mcp_server":
+        return "root"
     if top == "mcpsite":
         return "core"
     if module == "tools_app.tools" or module.startswith("tools_app.tools."):
@@ -92,8 +92,8 @@ def test_no_module_imports_against_the_layers() -> None:
 
 
 def test_the_layers_are_read_as_documented() -> None:
-    assert layer_of("mcpsite.serving.registry") == "root"
-    assert layer_of("mcpsite.serve") == "root"
+    assert layer_of("mcp_server.registry") == "root"
+    assert layer_of("mcp_server.serve") == "root"
     assert layer_of("mcpsite.broadcast") == "core"
     assert layer_of("tools_app.toolsets") == "framework"
     assert layer_of("tools_app.tools.payments") == "toolsets"

@@ -8,7 +8,7 @@ the answer in the protocol callback, ~20 µs. Concurrent claims share the connec
 in order, so each write appends a waiter to a FIFO and each reply resolves the oldest one
 (pipelining without batching: nothing waits for anything but its own answer).
 
-The call quotas (`mcpsite.serving.quotas`) use the same client, one more such connection per
+The call quotas (`mcp_server.quotas`) use the same client, one more such connection per
 process, for their one ``EVAL`` per share of a budget, whose script answers one integer:
 `RedisClaims.evaluate`.
 

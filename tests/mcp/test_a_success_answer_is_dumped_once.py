@@ -16,9 +16,9 @@ import pytest
 from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse
 
 from bench.asgi import Exchange, post_scope
+from mcp_server.endpoint import TenantEndpoint, _write_answer
+from mcp_server.registry import build_server
 from mcpsite.sdk import _write
-from mcpsite.serving.endpoint import TenantEndpoint, _write_answer
-from mcpsite.serving.registry import build_server
 from mcpsite.tenancy import TenantInfo
 
 PATH = "/t/dumped-once/mcp"

@@ -12,7 +12,7 @@ import pytest
 from starlette.types import Message
 
 from bench.asgi import post_scope
-from mcpsite.serving.registry import build_server
+from mcp_server.registry import build_server
 from mcpsite.tenancy import TenantInfo
 from tests.conftest import Cast, LiveServer
 
@@ -74,7 +74,7 @@ def test_a_client_leaving_mid_body_logs_one_line_and_no_traceback(live: LiveServ
     lines = tail.splitlines()
     assert len(lines) == 1, lines
     assert lines[0].endswith(
-        " INFO mcpsite.serving.endpoint: client 127.0.0.1 left mid-body on POST /t/demo/mcp; nothing answered"
+        " INFO mcp_server.endpoint: client 127.0.0.1 left mid-body on POST /t/demo/mcp; nothing answered"
     )
 
 
@@ -124,7 +124,7 @@ def test_a_2025_11_25_client_leaving_mid_body_logs_one_line_and_no_traceback(liv
     lines = tail.splitlines()
     assert len(lines) == 1, lines
     assert lines[0].endswith(
-        " INFO mcpsite.serving.sessions: client 127.0.0.1 left mid-body on POST /t/demo/mcp; nothing answered"
+        " INFO mcp_server.sessions: client 127.0.0.1 left mid-body on POST /t/demo/mcp; nothing answered"
     )
 
 

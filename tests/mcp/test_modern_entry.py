@@ -1,4 +1,4 @@
-"""The 2026-07-28 entry (`mcpsite.serving.endpoint.TenantEndpoint`): the SDK's answers on a shorter path.
+"""The 2026-07-28 entry (`mcp_server.endpoint.TenantEndpoint`): the SDK's answers on a shorter path.
 
 In process, every request below goes once through our entry and once through the SDK's own app
 for the same tenant server, and both must answer alike (status, content type, body). Then,
@@ -18,9 +18,9 @@ import pytest
 from starlette.types import Scope
 
 from bench.asgi import Exchange, post_scope
-from mcpsite.serving import endpoint as endpoint_module
-from mcpsite.serving.endpoint import TenantEndpoint
-from mcpsite.serving.registry import build_server
+from mcp_server import endpoint as endpoint_module
+from mcp_server.endpoint import TenantEndpoint
+from mcp_server.registry import build_server
 from mcpsite.tenancy import TenantInfo
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import modern_post, raw_post

@@ -1,5 +1,5 @@
 """A client that sends its request slowly, or not at all, holds a connection for a bounded time,
-and one address holds a bounded number of them: the web process (`mcpsite.serve`) closes a
+and one address holds a bounded number of them: the web process (`mcp_server.serve`) closes a
 connection whose request head has not arrived within MCPSITE_REQUEST_HEAD_TIMEOUT_SECONDS (408)
 or whose body has not within MCPSITE_REQUEST_BODY_TIMEOUT_SECONDS (the app sees the client
 leave), and answers 429 to an address already holding MCPSITE_MAX_CONNECTIONS_PER_ADDRESS.

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from starlette.types import Message, Scope
 
-from mcpsite.serving.registry import TenantRegistry
+from mcp_server.registry import TenantRegistry
 
 
 async def post(registry: TenantRegistry, slug: str) -> tuple[int, dict[str, str], Any]:

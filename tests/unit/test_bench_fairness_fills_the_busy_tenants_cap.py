@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_server.registry import load_tenant
 from mcpsite import services
 from mcpsite.models import Tenant
-from mcpsite.serving.registry import load_tenant
 
 
 @pytest.mark.parametrize(("processes", "per_tenant", "per_person", "live"), [(1, 8, 4, 20), (2, 8, 4, 20),

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_server.registry import load_tenant
 from mcpsite.models import Tenant
-from mcpsite.serving.registry import load_tenant
 
 
 @pytest.mark.django_db

@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from mcpsite.serving.quotas import CallQuotas
+from mcp_server.quotas import CallQuotas
 from mcpsite.tenancy import TenantInfo
 
 WINDOW = 60

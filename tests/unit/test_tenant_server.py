@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from mcp_server.registry import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
 from mcpsite.sdk import OpenTelemetryMiddleware, sdk_tool
-from mcpsite.serving.registry import build_server
 from mcpsite.tenancy import TenantInfo
 
 INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo",), version="v1")

@@ -1,4 +1,4 @@
-"""The one ASGI entry: ``uvicorn mcpsite.serving.asgi:application``.
+"""The one ASGI entry: ``uvicorn mcp_server.asgi:application``.
 
 MCP paths (``/t/<slug>/mcp`` and its RFC 9728 metadata) go to the tenant's MCP app, the
 lifespan runs the tenant registry and its loops, and everything else goes to Django. Django
@@ -23,9 +23,9 @@ django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
+from mcp_server import background  # noqa: E402
+from mcp_server.registry import registry, stand_in  # noqa: E402
 from mcpsite import cors  # noqa: E402
-from mcpsite.serving import background  # noqa: E402
-from mcpsite.serving.registry import registry, stand_in  # noqa: E402
 from mcpsite.tenancy import tenant_slug_of_path  # noqa: E402
 
 logger = logging.getLogger(__name__)

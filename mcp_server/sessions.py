@@ -24,7 +24,7 @@ INFO line, as on the 2026-07-28 entry. The SDK's transport would log the `Client
 ERROR with a traceback, and for an ``initialize`` open a session only to terminate it.
 
 Only requests that open a session reach the cap code; requests of an open session pay one
-``try``, and 2026-07-28 requests never reach the session manager (`mcpsite.serving.endpoint`).
+``try``, and 2026-07-28 requests never reach the session manager (`mcp_server.endpoint`).
 
 The SDK builds its manager inside ``streamable_http_app`` with no factory to pass, and the app's
 route and ``server.session_manager`` both hold that instance, so it is adopted in place
@@ -50,9 +50,9 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope, Send
 
+from mcp_server import quotas
 from mcpsite import sdk
 from mcpsite.net import address_bucket
-from mcpsite.serving import quotas
 
 logger = logging.getLogger(__name__)
 

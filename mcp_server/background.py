@@ -11,12 +11,13 @@ import anyio
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from mcp_server import beat
+from mcp_server.registry import registry
 from mcp_tasks.in_process_sweep import sweep_in_process
-from mcpsite import beat, broadcast
+from mcpsite import broadcast
 from mcpsite.auth import tokens
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import heartbeat_beat, heartbeat_forget, ring
-from mcpsite.serving.registry import registry
 
 logger = logging.getLogger(__name__)
 

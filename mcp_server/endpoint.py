@@ -68,6 +68,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_server import quotas
 from mcpsite import sdk
 from mcpsite.auth import BearerChallenge
 from mcpsite.sdk import (
@@ -83,7 +84,6 @@ from mcpsite.sdk import (
     _write,
     _write_rejection,
 )
-from mcpsite.serving import quotas
 
 logger = logging.getLogger(__name__)
 

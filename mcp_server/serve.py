@@ -1,4 +1,4 @@
-"""The web process: ``python -m mcpsite.serve [--host H] [--port P]``.
+"""The web process: ``python -m mcp_server.serve [--host H] [--port P]``.
 
 `scripts/run`, the live tests and the benchmark all start the server through here, so what is
 tested and measured is what is deployed. It is uvicorn with two things a public server needs,
@@ -32,7 +32,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-# When the configuration names no limit (a plain `uvicorn --http mcpsite.serve:...`); the
+# When the configuration names no limit (a plain `uvicorn --http mcp_server.serve:...`); the
 # settings' default is the same.
 DEFAULT_MAX_HEAD = 64 * 1024
 # After refusing a head, read (and drop) what the client is still sending for this long, so it
@@ -328,11 +328,11 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
     from django.conf import settings
 
-    parser = argparse.ArgumentParser(prog="python -m mcpsite.serve", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m mcp_server.serve", description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=settings.PORT)
     # The benchmark's bare-SDK baseline is served through here too, so both run the same server.
-    parser.add_argument("--app", default="mcpsite.serving.asgi:application")
+    parser.add_argument("--app", default="mcp_server.asgi:application")
     args = parser.parse_args(argv)
 
     import uvicorn

@@ -36,11 +36,11 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_server.endpoint import TenantEndpoint
+from mcp_server.sessions import CappedSessionManager
 from mcpsite import protocol_methods, sdk
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
-from mcpsite.serving.endpoint import TenantEndpoint
-from mcpsite.serving.sessions import CappedSessionManager
 from mcpsite.tenancy import TenantInfo, tenant_mcp_path, tenant_resource_url
 
 if TYPE_CHECKING:
