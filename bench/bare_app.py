@@ -66,7 +66,7 @@ server: MCPServer[None] = MCPServer(
 )
 
 
-# The same two tools as tools_app/tools/bench.py.
+# The same two tools as demo/tools/bench.py.
 @server.tool()
 async def echo(text: str) -> str:
     """Return the text (the plain-call benchmark)."""

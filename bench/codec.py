@@ -40,7 +40,7 @@ SYNTHETIC = json.dumps(
         "a": "Jq5y3Yb1c0bqkq9QhY2m4w",
         "aud": "mcpsite:bench",
         "p": "kT2pWmYq8Xo0s3b1nA4rVw7LZy2cQe5t",
-        "s": json.dumps({"resolved": {}, "pending": "tools_app.tools.bench:ask_colour", "answers": {}}),
+        "s": json.dumps({"resolved": {}, "pending": "demo.tools.bench:ask_colour", "answers": {}}),
     },
     separators=(",", ":"),
 ).encode()

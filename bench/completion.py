@@ -51,8 +51,8 @@ from mcp_types import ElicitCompleteNotification, ElicitRequestParams, ElicitReq
 
 from approvals.providers.sandbox import checkout_completed_event, signed_delivery  # noqa: E402
 from bench.latency import Sample, summarise  # noqa: E402
+from demo.models import Booking  # noqa: E402
 from mcpsite.models import Tenant  # noqa: E402
-from tools_app.models import Booking  # noqa: E402
 
 DEPOSIT = Decimal("20.00")
 META = {

@@ -20,7 +20,7 @@ Handshake-era requests, GETs of other paths and the protected-resource metadata 
 SDK's app unchanged.
 
 The SDK's pieces used here live in its private module ``mcp.server._streamable_http_modern``
-(there is no public seam for its ladder without the task group), reached through `mcpsite.sdk`; the SDK is pinned in
+(there is no public seam for its ladder without the task group), reached through `tools_app.sdk`; the SDK is pinned in
 ``requirements.lock``, and `tests/mcp/test_modern_entry.py` plays every answer this entry gives
 (success, streamed notifications, each refusal) through both this entry and the SDK's app and
 requires them to be the same.
@@ -69,9 +69,9 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server import quotas
-from mcpsite import sdk
 from mcpsite.auth import BearerChallenge
-from mcpsite.sdk import (
+from tools_app import sdk
+from tools_app.sdk import (
     _INVALID_BODY,
     _SSE_HEADERS,
     _SSE_PING_INTERVAL,

@@ -51,7 +51,7 @@ from starlette.types import Receive, Scope, Send
 
 from mcpsite.keyring.redisclaim import ClaimUnavailable, RedisClaims
 from mcpsite.net import address_bucket
-from mcpsite.tenancy import TenantInfo
+from tools_app.tenant import TenantInfo
 
 logger = logging.getLogger(__name__)
 

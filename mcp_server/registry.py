@@ -38,10 +38,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.sessions import CappedSessionManager
-from mcpsite import protocol_methods, sdk
+from mcpsite import protocol_methods
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
-from mcpsite.tenancy import TenantInfo, tenant_mcp_path, tenant_resource_url
+from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
+from tools_app import sdk
+from tools_app.tenant import TenantInfo
 
 if TYPE_CHECKING:
     from mcpsite.models import Tenant

@@ -51,8 +51,8 @@ from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_server import quotas
-from mcpsite import sdk
 from mcpsite.net import address_bucket
+from tools_app import sdk
 
 logger = logging.getLogger(__name__)
 

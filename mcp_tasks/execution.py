@@ -36,7 +36,7 @@ from mcp_types.methods import is_input_required
 from mcp_tasks import services
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.models import Task
-from mcpsite.tenancy import TenantInfo
+from tools_app.tenant import TenantInfo
 from tools_app.urlmode import UrlModeMiddleware
 from tools_app.wirenames import WireNamesMiddleware
 from tools_app.wirestate import wire_result

@@ -42,9 +42,9 @@ from pydantic import ValidationError
 
 from mcp_tasks import services
 from mcp_tasks.models import Task
-from mcpsite.sdk import sdk_tool
-from mcpsite.tenancy import TenantInfo
+from tools_app.sdk import sdk_tool
 from tools_app.tasking import Handover, TaskSupport, handover
+from tools_app.tenant import TenantInfo
 from tools_app.toolsets import Toolset
 
 IDENTIFIER = "io.modelcontextprotocol/tasks"

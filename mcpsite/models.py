@@ -8,7 +8,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from mcpsite.tenancy import tenant_audience, tenant_mcp_path, tenant_resource_url
+from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
+from tools_app.tenant import tenant_audience
 
 
 class TenantQuerySet(models.QuerySet["Tenant"]):

@@ -30,7 +30,7 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 
-from mcpsite import sdk
+from tools_app import sdk
 
 
 async def _no_completions(
@@ -47,7 +47,7 @@ def install(server: MCPServer[Any]) -> None:
     server.completion()(_no_completions)
     # MCPServer has no public API for these legacy methods; the SDK's own docs (MethodBinding in
     # `mcp/server/extension.py`) point at the low-level `Server.add_request_handler`, which is
-    # public but reachable only through a private attribute (see `mcpsite.sdk.lowlevel_server`).
+    # public but reachable only through a private attribute (see `tools_app.sdk.lowlevel_server`).
     lowlevel = sdk.lowlevel_server(server)
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, _accept)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, _accept)

@@ -124,6 +124,7 @@ INSTALLED_APPS = [
     "operator_api",
     "notifications",
     "mcp_tasks",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Protocol
 
 from django.conf import settings
+
+from tools_app import discovery
+from tools_app.toolsets import Toolset
 
 
 # The one definition of a tenant's addresses, both ways.
@@ -31,48 +32,13 @@ def tenant_slug_of_resource(resource: str, site_root: str | None = None) -> str 
     return tenant_slug_of_path(resource[len(root) :]) if resource.startswith(f"{root}/") else None
 
 
-def tenant_audience(slug: str) -> str:
-    """The tenant's MCP server name, which is also its requestState audience."""
-    return f"mcpsite:{slug}"
-
-
-@dataclass(frozen=True)
-class TenantInfo:
-    """What a running tenant server knows about its tenant (its MCP lifespan state)."""
-
-    id: int
-    slug: str
-    name: str
-    public: bool
-    toolsets: tuple[str, ...]
-    version: str
-    # The tenant's own call quotas (`mcp_server.quotas`); None: the site's defaults.
-    call_quota: int | None = None
-    call_quota_per_person: int | None = None
-
-    @property
-    def audience(self) -> str:
-        return tenant_audience(self.slug)
-
-
-class KnownToolset(Protocol):
-    description: str
-
-
-# Which toolsets exist is the framework's knowledge (tools_app discovers them at ready() and hands
-# them here); the core checks and offers a tenant's list against them without importing the
-# framework above it. The mapping is the framework's own, so a toolset found later is seen too.
-_toolsets: Mapping[str, KnownToolset] = {}
-
-
-def toolsets_provide(toolsets: Mapping[str, KnownToolset]) -> None:
-    global _toolsets
-    _toolsets = toolsets
-
-
-def toolsets_known() -> Mapping[str, KnownToolset]:
-    return _toolsets
+# Which toolsets exist is the framework's knowledge (tools_app discovers them at ready()); the
+# core checks and offers a tenant's list against that mapping, so a toolset found later is seen too.
+def toolsets_known() -> Mapping[str, Toolset]:
+    return discovery.toolsets
 
 
 def toolset_choices() -> list[tuple[str, str]]:
-    return [(name, f"{name}: {ts.description}" if ts.description else name) for name, ts in sorted(_toolsets.items())]
+    return [
+        (name, f"{name}: {ts.description}" if ts.description else name) for name, ts in sorted(toolsets_known().items())
+    ]

@@ -24,11 +24,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import connection, connections
 
+from demo.models import File, Folder
 from mcpsite import services
 from mcpsite.keyring import rotation
 from mcpsite.models import Tenant
 from tests.mcp.clients import modern_post
-from tools_app.models import File, Folder
 
 ROOT = Path(__file__).resolve().parent.parent
 

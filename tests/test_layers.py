@@ -1,9 +1,10 @@
 """The layers of ARCHITECTURE.md, held by reading every import (``ast``, lazy ones included).
 
-Bottom to top: the core (`mcpsite`), the framework (`tools_app`), the apps (`approvals`, then
-`notifications` and `operator_api` beside each other), the toolsets (`tools_app.tools.*`: tools
-are application code, so they may use approvals) and the composition root (`mcp_server`,
-with the process command `mcp_server.serve`), the only layer that imports everything.
+One top-level package per layer, bottom to top: the framework (`tools_app`: it imports only the
+SDK), the core (`mcpsite`), the apps (`approvals`, then `notifications`, `mcp_tasks` and
+`operator_api` above it), the toolsets (`demo`: tools are application code, so they may use
+approvals) and the composition root (`mcp_server`, with the process command `mcp_server.serve`),
+the only layer that imports everything.
 """
 
 from __future__ import annotations
@@ -11,21 +12,31 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("mcpsite", "tools_app", "approvals", "notifications", "operator_api", "mcp_tasks", "mcp_server")
-EVERYTHING = {"core", "framework", "toolsets", "approvals", "notifications", "operator_api", "mcp_tasks", "root"}
+from tests.packages import OURS
 
-# layer -> the layers its modules may import
+ROOT = Path(__file__).resolve().parent.parent
+
+# package -> the packages its modules may import
 ALLOWED: dict[str, set[str]] = {
-    "core": {"core"},
-    "framework": {"core", "framework"},
-    "approvals": {"core", "framework", "approvals"},
-    "notifications": {"core", "framework", "approvals", "notifications"},
-    "operator_api": {"core", "framework", "approvals", "operator_api", "mcp_tasks"},
-    "mcp_tasks": {"core", "framework", "approvals", "mcp_tasks"},
-    "toolsets": {"core", "framework", "approvals", "toolsets"},
-    "root": EVERYTHING,
+    "tools_app": {"tools_app"},
+    "mcpsite": {"tools_app", "mcpsite"},
+    "approvals": {"tools_app", "mcpsite", "approvals"},
+    "notifications": {"tools_app", "mcpsite", "approvals", "notifications"},
+    "mcp_tasks": {"tools_app", "mcpsite", "approvals", "mcp_tasks"},
+    "operator_api": {"tools_app", "mcpsite", "approvals", "mcp_tasks", "operator_api"},
+    "demo": {"tools_app", "mcpsite", "approvals", "demo"},
+    "mcp_server": {
+        "tools_app",
+        "mcpsite",
+        "approvals",
+        "notifications",
+        "mcp_tasks",
+        "operator_api",
+        "demo",
+        "mcp_server",
+    },
 }
+PACKAGES = OURS
 
 # No exceptions: where a lower layer needs something of the root (a task's run, its tenant's
 # server), the root is named by a setting (``settings.TASKS["SERVER_FOR"]``), as Django's are.
@@ -33,17 +44,7 @@ ALLOWED: dict[str, set[str]] = {
 
 def layer_of(module: str) -> str | None:
     top = module.split(".")[0]
-    if top == "mcp_server":
-        return "root"
-    if top == "mcpsite":
-        return "core"
-    if module == "tools_app.tools" or module.startswith("tools_app.tools."):
-        return "toolsets"
-    if top == "tools_app":
-        return "framework"
-    if top in PACKAGES:
-        return top
-    return None  # the standard library or a third party
+    return top if top in ALLOWED else None  # None: the standard library or a third party
 
 
 def module_name(path: Path) -> str:
@@ -87,15 +88,19 @@ def violations() -> list[str]:
     return found
 
 
+def test_every_package_of_ours_has_its_layer() -> None:
+    assert tuple(ALLOWED) == OURS
+
+
 def test_no_module_imports_against_the_layers() -> None:
     assert violations() == []
 
 
 def test_the_layers_are_read_as_documented() -> None:
-    assert layer_of("mcp_server.registry") == "root"
-    assert layer_of("mcp_server.serve") == "root"
-    assert layer_of("mcpsite.broadcast") == "core"
-    assert layer_of("tools_app.toolsets") == "framework"
-    assert layer_of("tools_app.tools.payments") == "toolsets"
+    assert layer_of("mcp_server.registry") == "mcp_server"
+    assert layer_of("mcp_server.serve") == "mcp_server"
+    assert layer_of("mcpsite.broadcast") == "mcpsite"
+    assert layer_of("tools_app.toolsets") == "tools_app"
+    assert layer_of("demo.tools.payments") == "demo"
     assert layer_of("approvals.completion_wait") == "approvals"
     assert layer_of("django.conf") is None

@@ -24,10 +24,10 @@ from mcp.server.mcpserver.utilities.context_injection import find_context_parame
 from mcp_types import InputRequiredResult
 from pydantic import BaseModel
 
-from mcpsite.sdk import sdk_tool
-from mcpsite.tenancy import TenantInfo
+from tools_app.sdk import sdk_tool
 from tools_app.sensitive import check_form_schema, check_resolvers
 from tools_app.tasking import TaskMode, TaskSupport, handing_over
+from tools_app.tenant import TenantInfo
 from tools_app.wirenames import WireNames, WireNamesMiddleware, wire_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,7 +102,7 @@ _RENDERED_ONCE: set[type[Any]] = set()
 
 def is_rendered_once(schema: type[Any]) -> bool:
     """Whether `schema` came from `rendered_once` (its JSON Schema is fixed, so its form question
-    renders the same every time: `mcpsite.sdk.memoize_form_questions` keeps the rendering)."""
+    renders the same every time: `tools_app.sdk.memoize_form_questions` keeps the rendering)."""
     return schema in _RENDERED_ONCE
 
 

@@ -2,7 +2,7 @@
 
 The SDK keys a resolver's question by the resolver's ``module:qualname``
 (`mcp.server.mcpserver.resolve._state_key`), so without this the wire said
-``tools_app.tools.demo:ask_region``: our module layout, public, and changed by any refactor.
+``demo.tools.demo:ask_region``: our module layout, public, and changed by any refactor.
 The SDK has no seam to name a key (setting ``__module__``/``__qualname__`` still yields
 ``module:qualname``), so we wrap: the SDK keeps its internal keys, and `WireNamesMiddleware`
 renames them at the wire.

@@ -1,4 +1,4 @@
-"""The same two tools as tools_app/tools/bench.py, written the django-mcpz way."""
+"""The same two tools as demo/tools/bench.py, written the django-mcpz way."""
 
 from __future__ import annotations
 

@@ -32,9 +32,9 @@ from mcp_types import (
 from approvals import services
 from approvals.models import Elicitation
 from approvals.providers.sandbox import checkout_completed_event, signed_delivery
+from demo.models import Booking
 from mcpsite.models import Tenant
 from tests.conftest import LiveServer
-from tools_app.models import Booking
 
 # Short waits so each test takes seconds: a held round answers within HOLD, a legacy call
 # waits in-call for LEGACY_WAIT before it answers -32042.

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from approvals.models import Elicitation
+from demo.models import Booking
 from tests.approvals.conftest import CallInThread, deliver, elicitation_id_of, payment_event
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES
-from tools_app.models import Booking
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -18,8 +18,8 @@ from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse
 from bench.asgi import Exchange, post_scope
 from mcp_server.endpoint import TenantEndpoint, _write_answer
 from mcp_server.registry import build_server
-from mcpsite.sdk import _write
-from mcpsite.tenancy import TenantInfo
+from tools_app.sdk import _write
+from tools_app.tenant import TenantInfo
 
 PATH = "/t/dumped-once/mcp"
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}

@@ -10,9 +10,9 @@ import anyio
 import pytest
 from mcp_types import ElicitRequestParams, ElicitResult
 
+from demo.models import Booking
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES, connect, text
-from tools_app.models import Booking
 
 QUESTION = "No tables for 2 on {date}. Would you like to try another date?"
 SCHEMA = {

@@ -13,8 +13,8 @@ from starlette.types import Message
 
 from bench.asgi import post_scope
 from mcp_server.registry import build_server
-from mcpsite.tenancy import TenantInfo
 from tests.conftest import Cast, LiveServer
+from tools_app.tenant import TenantInfo
 
 BODY = json.dumps(
     {

@@ -6,9 +6,9 @@ import anyio
 import pytest
 from mcp_types import ElicitResult
 
+from demo.models import Booking
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES, accept, connect, never, text
-from tools_app.models import Booking
 
 
 @pytest.mark.parametrize("mode", MODES)

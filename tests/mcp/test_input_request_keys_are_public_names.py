@@ -44,12 +44,12 @@ def test_input_requests_are_keyed_by_the_parameter_and_a_wrong_key_is_refused_wi
 
     answer = {"action": "accept", "content": {"region": "eu-west-1"}}
     wrong = call(
-        url, token, {"name": "orders"}, inputResponses={"tools_app.tools.demo:ask_region": answer}, requestState=state
+        url, token, {"name": "orders"}, inputResponses={"demo.tools.demo:ask_region": answer}, requestState=state
     ).json()
     assert wrong["error"] == {
         "code": -32602,
         "message": "inputResponses answers none of the pending inputRequests "
-        "(got tools_app.tools.demo:ask_region; expected region)",
+        "(got demo.tools.demo:ask_region; expected region)",
     }
 
     right = call(url, token, {"name": "orders"}, inputResponses={"region": answer}, requestState=state).json()

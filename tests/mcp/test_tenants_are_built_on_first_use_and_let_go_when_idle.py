@@ -19,11 +19,11 @@ import httpx2
 import pytest
 
 from approvals.models import Elicitation
+from demo.models import Booking
 from mcpsite.models import Tenant
 from tests.approvals.conftest import CallInThread, deliver, elicitation_id_of, payment_event
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import connect, modern_post, text
-from tools_app.models import Booking
 
 SLUGS = [f"lazy-{n}" for n in range(5)]
 

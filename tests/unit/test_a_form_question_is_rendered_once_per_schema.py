@@ -3,7 +3,7 @@
 The SDK's resolver renders a form `Elicit` as its wire `ElicitRequest` and digests it on round 1
 and again on the retry, to pin an answer to the question shown; for a schema whose JSON Schema is
 fixed (`tools_app.toolsets.rendered_once`, what our `Elicit` hands the SDK) both are a function of
-the schema and the message, so `mcpsite.sdk.memoize_form_questions` keeps them. The digest must be
+the schema and the message, so `tools_app.sdk.memoize_form_questions` keeps them. The digest must be
 the one the SDK computes for the same rendering, or a retry's answer would not match its question.
 """
 

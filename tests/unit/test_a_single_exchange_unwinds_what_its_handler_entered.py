@@ -1,4 +1,4 @@
-"""Our single-exchange `serve_one` (`mcpsite.sdk.serve_one`, used by the 2026-07-28 entry) skips
+"""Our single-exchange `serve_one` (`tools_app.sdk.serve_one`, used by the 2026-07-28 entry) skips
 the SDK's shielded unwind of the request's connection only when nothing entered its exit stack
 (~15 µs of CPU per request otherwise): whatever a handler does enter is still unwound before the
 exchange answers, and every answer is the SDK's `serve_one`'s."""
@@ -14,7 +14,7 @@ from mcp.server.runner import serve_one as sdk_serve_one
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 
-from mcpsite import sdk
+from tools_app import sdk
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 

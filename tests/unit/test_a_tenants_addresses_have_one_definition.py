@@ -1,5 +1,6 @@
-"""A tenant's endpoint path, resource URL and audience are spelt in one place
-(`mcpsite.tenancy`), and the row, the running server's info and the server agree with it."""
+"""A tenant's endpoint path, resource URL and audience are each spelt in one place
+(`mcpsite.tenancy`; the audience, which a running server knows, in `tools_app.tenant`), and the
+row, the running server's info and the server agree with them."""
 
 from __future__ import annotations
 
@@ -9,14 +10,9 @@ from pathlib import Path
 from django.conf import settings
 
 from mcpsite.models import Tenant
-from mcpsite.tenancy import (
-    TenantInfo,
-    tenant_audience,
-    tenant_mcp_path,
-    tenant_resource_url,
-    tenant_slug_of_path,
-    tenant_slug_of_resource,
-)
+from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url, tenant_slug_of_path, tenant_slug_of_resource
+from tests.packages import OURS
+from tools_app.tenant import TenantInfo, tenant_audience
 
 ROOT = Path(__file__).resolve().parents[2]
 # an f-string building `/t/<slug>/mcp` or `mcpsite:<slug>`
@@ -59,9 +55,9 @@ def test_the_row_and_the_running_server_agree_with_the_one_definition() -> None:
 def test_no_other_module_spells_a_tenants_address() -> None:
     spelt = [
         f"{path.relative_to(ROOT)}:{number}"
-        for package in ("mcpsite", "tools_app", "approvals", "notifications", "operator_api")
+        for package in OURS
         for path in sorted((ROOT / package).rglob("*.py"))
-        if path != ROOT / "mcpsite" / "tenancy.py"
+        if path not in (ROOT / "mcpsite" / "tenancy.py", ROOT / "tools_app" / "tenant.py")
         for number, line in enumerate(path.read_text().splitlines(), start=1)
         if SPELLINGS.search(line)
     ]

@@ -15,7 +15,7 @@ import random
 import pytest
 
 from mcp_server.quotas import CallQuotas
-from mcpsite.tenancy import TenantInfo
+from tools_app.tenant import TenantInfo
 
 WINDOW = 60
 NOW = 1_800_000_000.0  # a window's start: the scenarios never straddle two

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from oauth2_provider.models import AccessToken
 
+from demo.models import File, Folder
 from mcpsite.models import RequestStateKey, Tenant
-from tools_app.models import File, Folder
 
 pytestmark = pytest.mark.django_db
 

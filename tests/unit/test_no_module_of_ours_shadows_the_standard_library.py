@@ -6,8 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tests.packages import OURS
+
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("mcpsite", "tools_app", "approvals", "notifications", "operator_api", "bench")
+APPS = (*OURS, "bench")
 
 
 def test_no_module_of_ours_shadows_the_standard_library() -> None:

@@ -8,8 +8,8 @@ from django.test import override_settings
 from mcp_server.registry import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
-from mcpsite.sdk import OpenTelemetryMiddleware, sdk_tool
-from mcpsite.tenancy import TenantInfo
+from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
+from tools_app.tenant import TenantInfo
 
 INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo",), version="v1")
 

@@ -39,7 +39,7 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict
 
-from mcpsite.sdk import sdk_tool
+from tools_app.sdk import sdk_tool
 from tools_app.toolsets import CONTEXT_PARAMETER, present_as, resolved_parameters, tenant_of
 from tools_app.urlmode.steps import UrlOutcome, UrlStep
 from tools_app.urlmode.store import PendingStep, StepRefused, StepState, UrlStepStore, url_step_store

@@ -16,7 +16,7 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import is_version_at_least
 from pydantic import ConfigDict
 
-from mcpsite.sdk import sdk_tool
+from tools_app.sdk import sdk_tool
 from tools_app.toolsets import Toolset
 from tools_app.urlmode.fulfil import INPUT_REQUIRED_VERSION, Round, current_round
 from tools_app.wirestate import unwrap_state, wire_result, wrap_state

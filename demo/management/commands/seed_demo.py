@@ -10,10 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from demo.models import File, Folder
 from mcpsite import services
 from mcpsite.keyring import rotation
 from mcpsite.models import Tenant
-from tools_app.models import File, Folder
 
 # long_running: the runnable Tasks toolset, so a Tasks client (the TypeScript ext-tasks one, the
 # Inspector) has something to run against `scripts/run` out of the box.

@@ -14,8 +14,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Resolve
 from pydantic import Field
 
-from tools_app.models import Booking
-from tools_app.tools.demo import FULLY_BOOKED, AlternativeDate, alternative_date
+from demo.models import Booking
+from demo.tools.demo import FULLY_BOOKED, AlternativeDate, alternative_date
 from tools_app.toolsets import tenant_of
 from tools_app.urlmode import (
     Approval,

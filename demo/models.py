@@ -12,6 +12,7 @@ class Folder(models.Model):
     path = models.CharField(max_length=500)
 
     class Meta:
+        db_table = "tools_app_folder"  # made when the demo lived in the framework's app
         constraints = [models.UniqueConstraint(fields=["tenant", "path"], name="folder_path_per_tenant")]
 
     def __str__(self) -> str:
@@ -23,6 +24,7 @@ class File(models.Model):
     name = models.CharField(max_length=255)
 
     class Meta:
+        db_table = "tools_app_file"
         constraints = [models.UniqueConstraint(fields=["folder", "name"], name="file_name_per_folder")]
 
     def __str__(self) -> str:
@@ -36,6 +38,9 @@ class Booking(models.Model):
     date = models.DateField()
     party_size = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "tools_app_booking"
 
     def __str__(self) -> str:
         return f"{self.party_size} on {self.date}"

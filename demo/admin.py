@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from tools_app.models import Booking, File, Folder
+from demo.models import Booking, File, Folder
 
 
 class FileInline(admin.TabularInline):

@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Resolve
 from pydantic import BaseModel, Field
 
-from tools_app.models import Booking, File, Folder
+from demo.models import Booking, File, Folder
 from tools_app.toolsets import Elicit, Toolset, tenant_of
 
 toolset = Toolset(description="Documented examples: provision, delete_folder, book_table, briefing")
