@@ -17,7 +17,7 @@ their defaults (or as the environment sets them):
 
 - **embedded**: ``python -m mcp_server.serve`` with ``MCPSITE_REDIS_URL=""``: task bodies run on the
   serving process's own runner, beside its in-process beat (PostgreSQL stays the database);
-- **deployed**: the same server with Redis, and ``celery -A mcpsite worker --beat
+- **deployed**: the same server with Redis, and ``celery -A config worker --beat
   --pool=prefork --concurrency=2`` (one worker process with two slots taking every queue, and the
   beat): the server sends each run to the ``tasks`` queue, a worker child hands it to its runner.
 
@@ -174,7 +174,7 @@ def quick_task(client: Client, token: str, n: int) -> float:
 
 
 class Worker:
-    """`celery -A mcpsite worker --beat` as the deployed live test starts it (two prefork slots,
+    """`celery -A config worker --beat` as the deployed live test starts it (two prefork slots,
     every queue), in its own process group so stop() ends exactly it and its children."""
 
     def __init__(self, env: dict[str, str], cpu: str | None, log_path: Path, concurrency: int) -> None:
@@ -183,7 +183,7 @@ class Worker:
 
     def start(self) -> None:
         prefix = ["taskset", "-c", self.cpu] if self.cpu else []
-        command = [sys.executable, "-m", "celery", "-A", "mcpsite", "worker", "--beat", "--pool=prefork"]
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat", "--pool=prefork"]
         options = [f"--concurrency={self.concurrency}", f"--schedule={self.log_path.with_suffix('.schedule')}",
                    "--without-gossip", "--without-mingle", "--loglevel=INFO"]  # fmt: skip
         self.log_path.unlink(missing_ok=True)

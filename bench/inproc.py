@@ -192,7 +192,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mcpsite-inproc-") as var:
         token = prepare(var)
-        os.environ.update(MCPSITE_VAR_DIR=var, MCPSITE_SITE_ROOT=SITE_ROOT, DJANGO_SETTINGS_MODULE="mcpsite.settings")
+        os.environ.update(MCPSITE_VAR_DIR=var, MCPSITE_SITE_ROOT=SITE_ROOT, DJANGO_SETTINGS_MODULE="config.settings")
         # The call quotas count every call, as deployed, but far above this rate: what counting
         # costs is measured, not refusals (set them in the environment to measure otherwise).
         for quota in ("MCPSITE_CALL_QUOTA_PER_TENANT", "MCPSITE_CALL_QUOTA_PER_PERSON"):

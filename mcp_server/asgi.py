@@ -12,7 +12,7 @@ import gc
 import logging
 import os
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application

@@ -2,7 +2,7 @@
 
 Without Redis there is no broker for ``celery beat`` and a worker to share, and Celery runs tasks
 eagerly (``CELERY_TASK_ALWAYS_EAGER``), so the ASGI lifespan runs each scheduled task in-process
-at its interval, each queue's jobs on their own thread. Deployed (Redis), run ``celery -A mcpsite
+at its interval, each queue's jobs on their own thread. Deployed (Redis), run ``celery -A config
 beat`` and a worker per queue instead (README, Deploying); this loop is then not started.
 """
 

@@ -325,7 +325,7 @@ def uvicorn_options() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.conf import settings
 
     parser = argparse.ArgumentParser(prog="python -m mcp_server.serve", description=__doc__.split("\n\n")[0])

@@ -17,6 +17,7 @@ import os
 import threading
 
 import anyio
+from celery import current_app
 
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.runner import runner
@@ -27,9 +28,7 @@ logger = logging.getLogger(__name__)
 
 def enqueue(task_id: str) -> None:
     if not tasks_settings()["IN_PROCESS"]:
-        from mcpsite.celery import app  # the configured app (the serving process imports no other)
-
-        app.send_task("mcp_tasks.tasks.task_run", args=[task_id])  # routed to the `tasks` queue
+        current_app.send_task("mcp_tasks.tasks.task_run", args=[task_id])  # routed to the `tasks` queue
         return
     runner.submit(task_id)
 

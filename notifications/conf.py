@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TypedDict, cast
 
 from django.conf import settings
 
-if TYPE_CHECKING:
-    from mcpsite.settings import NotificationsSettings
+
+class NotificationsSettings(TypedDict):
+    TIMEOUT_SECONDS: float
+    MAX_ATTEMPTS: int
+    BACKOFF_BASE_SECONDS: float
+    BACKOFF_MAX_SECONDS: float
+    BATCH_SIZE: int
+    MAX_IN_FLIGHT_PER_ENDPOINT: int
+    SEND_EVERY_SECONDS: float
+    ALLOW_LOOPBACK: bool
 
 
 def notifications_settings() -> NotificationsSettings:

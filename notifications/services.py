@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Window
@@ -116,11 +117,9 @@ def _dispatch(ids: list[str]) -> None:
     (eager Celery would post right here, on the thread of the request that made the change)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
-    from mcpsite.celery import app  # the configured app (the web process imports no tasks)
-
     try:
         # No publish retries: a broker outage must not hold the response; the beat sends them.
-        app.send_task("notifications.tasks.deliveries_send", args=[ids], retry=False)
+        current_app.send_task("notifications.tasks.deliveries_send", args=[ids], retry=False)
     except Exception:
         logger.warning("could not queue %d notification(s); the beat sends them", len(ids), exc_info=True)
 

@@ -3,8 +3,8 @@
 One top-level package per layer, bottom to top: the framework (`tools_app`: it imports only the
 SDK), the core (`mcpsite`), the apps (`approvals`, then `notifications`, `mcp_tasks` and
 `operator_api` above it), the toolsets (`demo`: tools are application code, so they may use
-approvals) and the composition root (`mcp_server`, with the process command `mcp_server.serve`),
-the only layer that imports everything.
+approvals), the composition root (`mcp_server`, with the process command `mcp_server.serve`) and,
+beside it, the Django project (`config`: settings, URLs, the Celery app), which nothing imports.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tests.packages import OURS
 ROOT = Path(__file__).resolve().parent.parent
 
 # package -> the packages its modules may import
+APPS = {"approvals", "notifications", "mcp_tasks", "operator_api"}
 ALLOWED: dict[str, set[str]] = {
     "tools_app": {"tools_app"},
     "mcpsite": {"tools_app", "mcpsite"},
@@ -25,16 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "mcp_tasks": {"tools_app", "mcpsite", "approvals", "mcp_tasks"},
     "operator_api": {"tools_app", "mcpsite", "approvals", "mcp_tasks", "operator_api"},
     "demo": {"tools_app", "mcpsite", "approvals", "demo"},
-    "mcp_server": {
-        "tools_app",
-        "mcpsite",
-        "approvals",
-        "notifications",
-        "mcp_tasks",
-        "operator_api",
-        "demo",
-        "mcp_server",
-    },
+    "mcp_server": {"tools_app", "mcpsite", *APPS, "demo", "mcp_server"},
+    "config": {"tools_app", "mcpsite", *APPS, "demo", "config"},
 }
 PACKAGES = OURS
 

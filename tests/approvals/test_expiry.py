@@ -12,7 +12,7 @@ from django.utils.module_loading import import_string
 
 from approvals.models import Elicitation
 from approvals.tasks import elicitations_expire
-from mcpsite.celery import app
+from config.celery import app
 from tests.approvals.conftest import CallInThread, elicitation_id_of
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES

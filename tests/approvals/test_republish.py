@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from approvals.models import Elicitation
 from approvals.tasks import elicitations_republish
-from mcpsite.celery import app
+from config.celery import app
 from tests.approvals.conftest import CallInThread, elicitation_id_of
 from tests.conftest import Cast, LiveServer
 

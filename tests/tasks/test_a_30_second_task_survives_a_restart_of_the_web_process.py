@@ -1,4 +1,4 @@
-"""Deployed (Redis broker, ``celery -A mcpsite worker``), a 30-second task runs in the worker: the
+"""Deployed (Redis broker, ``celery -A config worker``), a 30-second task runs in the worker: the
 web process restarting in the middle loses nothing, and the client polling the new process gets
 the result from the row."""
 
@@ -30,7 +30,7 @@ def worker(web: LiveServer, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]
             "-m",
             "celery",
             "-A",
-            "mcpsite",
+            "config",
             "worker",
             "--pool=solo",
             "--without-gossip",

@@ -85,7 +85,7 @@ def web_with_a_worker(server_factory: Callable[..., LiveServer], tmp_path: Path)
     """A web process sending runs to the broker, and a Celery worker running them."""
     web = server_factory(MCPSITE_TASKS_IN_PROCESS="0")
     log = (tmp_path / "worker.log").open("ab")
-    command = [sys.executable, "-m", "celery", "-A", "mcpsite", "worker", "--pool=solo", "--without-gossip"]
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--without-gossip"]
     worker = subprocess.Popen(
         [*command, "--without-mingle", "--loglevel=INFO"], cwd=ROOT, env=web.env, stdout=log, stderr=subprocess.STDOUT
     )

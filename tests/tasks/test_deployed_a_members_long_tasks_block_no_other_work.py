@@ -42,10 +42,10 @@ def web(server_factory: Callable[..., LiveServer]) -> LiveServer:
 
 @pytest.fixture
 def worker(web: LiveServer, tmp_path: Path) -> Iterator[Path]:
-    """`celery -A mcpsite worker --beat` with two prefork slots, taking every queue, as a small
+    """`celery -A config worker --beat` with two prefork slots, taking every queue, as a small
     deployment runs it; yields its log once it is ready."""
     log_path = tmp_path / "worker.log"
-    command = [sys.executable, "-m", "celery", "-A", "mcpsite", "worker", "--beat", "--pool=prefork"]
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat", "--pool=prefork"]
     options = ["--concurrency=2", f"--schedule={tmp_path / 'beat-schedule'}", "--without-gossip", "--without-mingle"]
     with log_path.open("ab") as log:
         process = subprocess.Popen(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from mcpsite.celery import app
+from config.celery import app
 
 BEATS_OWN = {
     "approvals.tasks.elicitations_expire",

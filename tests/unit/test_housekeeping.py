@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_every_beat_entry_names_a_registered_task() -> None:
-    from mcpsite.celery import app
+    from config.celery import app
 
     app.loader.import_default_modules()
     for name, entry in settings.CELERY_BEAT_SCHEDULE.items():

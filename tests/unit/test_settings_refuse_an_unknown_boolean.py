@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from mcpsite.settings import env_bool
+from config.settings import env_bool
 
 ACCEPTED = "1, true, yes, on, 0, false, no, off (any case; empty is false)"
 
@@ -50,7 +50,7 @@ def test_an_unset_boolean_is_its_default(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_the_site_does_not_start_with_an_unknown_boolean() -> None:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", "MCPSITE_DEBUG": "maybe"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "MCPSITE_DEBUG": "maybe"}
     started = subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
         env=env,

@@ -16,10 +16,15 @@ from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from approvals.conf import ApprovalsSettings
+from mcp_tasks.conf import TasksSettings
+from mcpsite.conf import McpsiteSettings
+from notifications.conf import NotificationsSettings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MCPSITE_VAR_DIR", BASE_DIR / "var"))
 
-log = logging.getLogger("mcpsite.settings")
+log = logging.getLogger("config.settings")
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -138,7 +143,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "mcpsite.urls"
+ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "mcp_server.asgi.application"
 
 TEMPLATES = [
@@ -272,37 +277,6 @@ if REDIS_URL:  # shared by every process: the registration rate limit counts acr
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
 
-class McpsiteSettings(TypedDict):
-    ISSUER: str
-    DCR_PER_HOUR: int
-    DCR_UNUSED_KEEP_SECONDS: int
-    DCR_PURGE_BATCH_SIZE: int
-    DCR_PURGE_BATCHES_PER_RUN: int
-    OAUTH_CIMD_FETCHER: str
-    KEY_ENCRYPTION_KEY: str
-    REQUEST_STATE_TTL: float
-    POLL_SECONDS: float
-    TOKEN_CACHE_SECONDS: float
-    MAX_REQUEST_BODY: int
-    MAX_REQUEST_HEAD: int
-    TRUSTED_PROXIES: list[str]
-    REQUEST_HEAD_TIMEOUT_SECONDS: float
-    REQUEST_BODY_TIMEOUT_SECONDS: float
-    MAX_CONNECTIONS_PER_ADDRESS: int
-    CALL_QUOTA_WINDOW_SECONDS: int
-    CALL_QUOTA_PER_TENANT: int
-    CALL_QUOTA_PER_PERSON: int
-    SHUTDOWN_GRACE_SECONDS: float
-    OTEL_SPANS: bool
-    MCP_ALLOWED_HOSTS: list[str]
-    MCP_ALLOWED_ORIGINS: list[str]
-    CORS_ALLOWED_ORIGINS: list[str]
-    MAX_SESSIONS_PER_PRINCIPAL: int
-    SESSION_IDLE_SECONDS: float
-    TENANTS_MAX_LOADED: int
-    TENANT_IDLE_SECONDS: float
-
-
 # Everything specific to mcpsite, in one place.
 MCPSITE: McpsiteSettings = {
     # The OAuth issuer named in every principal (client, issuer, subject).
@@ -388,19 +362,6 @@ MCPSITE: McpsiteSettings = {
 }
 
 
-class ApprovalsSettings(TypedDict):
-    HOLD_SECONDS: float
-    LEGACY_WAIT_SECONDS: float
-    EXPIRES_SECONDS: float
-    EXPIRE_EVERY_SECONDS: float
-    REPUBLISH_EVERY_SECONDS: float
-    EXPIRE_BATCH_SIZE: int
-    EXPIRE_TICK_SECONDS: float
-    MAX_PENDING_PER_PRINCIPAL: int
-    WEBHOOK_TOLERANCE_SECONDS: int
-    SANDBOX_WEBHOOK_SECRET: str
-
-
 # Persistent URL-mode elicitations (the approvals app).
 APPROVALS: ApprovalsSettings = {
     # 2026-07-28: a retry round whose elicitation is still pending is held open this long (SSE
@@ -440,22 +401,6 @@ OPERATOR_API: OperatorApiSettings = {
     # Rows per page of a list (cursor pagination).
     "PAGE_SIZE": env_int("MCPSITE_API_PAGE_SIZE", 50),
 }
-
-
-class TasksSettings(TypedDict):
-    TTL_SECONDS: int
-    POLL_INTERVAL_MS: int
-    MAX_LIVE_PER_PRINCIPAL: int
-    LEASE_SECONDS: float
-    WORKERS: int
-    MAX_RUNNING_PER_TENANT: int
-    MAX_RUNNING_PER_PRINCIPAL: int
-    SWEEP_EVERY_SECONDS: float
-    IN_PROCESS: bool
-    SERVER_FOR: str
-    FINISHED_KEEP_SECONDS: int
-    DELETE_BATCH_SIZE: int
-    DELETE_BATCHES_PER_SWEEP: int
 
 
 # Durable tasks (the mcp_tasks app, the MCP Tasks extension).
@@ -517,17 +462,6 @@ SPECTACULAR_SETTINGS = {
 }
 
 
-class NotificationsSettings(TypedDict):
-    TIMEOUT_SECONDS: float
-    MAX_ATTEMPTS: int
-    BACKOFF_BASE_SECONDS: float
-    BACKOFF_MAX_SECONDS: float
-    BATCH_SIZE: int
-    MAX_IN_FLIGHT_PER_ENDPOINT: int
-    SEND_EVERY_SECONDS: float
-    ALLOW_LOOPBACK: bool
-
-
 # Outgoing notifications (the notifications app): signed events posted to operators' URLs.
 NOTIFICATIONS: NotificationsSettings = {
     # One attempt waits this long for each of connect, send and each read of the answer.
@@ -561,7 +495,7 @@ CELERY_TASK_ROUTES = {
     "notifications.tasks.*": {"queue": "notifications"},
 }
 
-# Run by `celery -A mcpsite beat` (or a worker's --beat) when deployed, in-process on the embedded default.
+# Run by `celery -A config beat` (or a worker's --beat) when deployed, in-process on the embedded default.
 CELERY_BEAT_SCHEDULE = {
     "approvals-expire": {
         "task": "approvals.tasks.elicitations_expire",
@@ -587,7 +521,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"beat_bookkeeping_at_debug": {"()": "mcpsite.logfilters.BeatBookkeepingAtDebug"}},
+    "filters": {"beat_bookkeeping_at_debug": {"()": "config.logfilters.BeatBookkeepingAtDebug"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
