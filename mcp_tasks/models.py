@@ -78,6 +78,9 @@ class Task(models.Model):
     input_requests = models.JSONField(default=dict, blank=True)
     input_responses = models.JSONField(default=dict, blank=True)
     request_state = models.TextField(blank=True)
+    # The URL-mode steps it is parked on (input_required), taken from its state when it parks: their
+    # ending (a webhook, a staff decision, expiry) runs it again (`tasks_resume`).
+    waits_on = models.ManyToManyField("approvals.Elicitation", related_name="waiting_tasks", blank=True)
     ttl_ms = models.PositiveIntegerField()
     poll_interval_ms = models.PositiveIntegerField()
     created_at = models.DateTimeField(default=timezone.now)

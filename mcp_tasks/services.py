@@ -3,22 +3,22 @@ the beat (sweep). Every one is atomic; a run is handed to a worker only after it
 
 from __future__ import annotations
 
-import functools
 import logging
-import operator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
+from approvals.models import Elicitation
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.exceptions import McpTasksError
 from mcp_tasks.models import Task
 from mcpsite.models import Tenant
 from mcpsite.net import address_bucket
+from tools_app.urlmode.middleware import url_steps_of_state
 
 logger = logging.getLogger(__name__)
 
@@ -182,15 +182,23 @@ def task_answer(*, task_id: str, tenant_id: int, principal: Principal, responses
     return task
 
 
+def task_waits_on_set(*, task_id: str, request_state: str) -> None:
+    """Record the URL-mode steps a parked task waits on: the rows its state says the round showed."""
+    steps = url_steps_of_state(request_state)
+    through = Task.waits_on.through
+    through.objects.filter(task_id=task_id).delete()
+    existing = Elicitation.objects.filter(pk__in=steps).values_list("pk", flat=True)
+    through.objects.bulk_create([through(task_id=task_id, elicitation_id=pk) for pk in existing])
+
+
 def tasks_resume(*, elicitation_ids: list[str]) -> int:
     """Run again the tasks parked on any of these URL-mode steps (called inside the transaction that
-    ended them; the runs are enqueued after it commits). The step's id is in the task's own state
-    (the URL-mode layer records the rows a round showed), so the rows are found by it: one query
-    per call, however many rows ended (the beat expires them 500 at a time)."""
+    ended them; the runs are enqueued after it commits), found through what each waits on: one
+    query per call, however many rows ended (the beat expires them 500 at a time)."""
     if not elicitation_ids:
         return 0
-    mentions = functools.reduce(operator.or_, (Q(request_state__contains=pk) for pk in elicitation_ids))
-    waiting = list(Task.objects.filter(mentions, status=Task.Status.INPUT_REQUIRED).values_list("pk", flat=True))
+    parked = Task.objects.filter(waits_on__in=elicitation_ids, status=Task.Status.INPUT_REQUIRED)
+    waiting = list(parked.values_list("pk", flat=True).distinct())
     resumed = 0
     lease = timedelta(seconds=tasks_settings()["LEASE_SECONDS"])
     for task_id in waiting:
@@ -275,7 +283,11 @@ def task_finish(*, task_id: str, worker: str, outcome: Outcome) -> bool:
         fields.update(
             input_requests=outcome.input_requests or {}, input_responses={}, request_state=outcome.request_state
         )
-        return bool(rows.update(**fields))
+        with transaction.atomic():
+            parked = bool(rows.update(**fields))
+            if parked:
+                task_waits_on_set(task_id=task_id, request_state=outcome.request_state)
+        return parked
     fields.update(result=outcome.result, error=outcome.error, input_requests={}, input_responses={})
     with transaction.atomic():
         task = rows.select_for_update().only("created_at", "expires_at").first()

@@ -4,6 +4,7 @@ and takes the client's URL-mode answer out on the way in; `UrlModeToolset` insta
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any, cast
 
@@ -30,6 +31,23 @@ def _unwrap_state(state: Any) -> tuple[str | None, dict[str, str]] | None:
         return None
     inner, ours = unwrapped
     return (inner if isinstance(inner, str) else None), {str(k): str(v) for k, v in ours["rows"].items()}
+
+
+def url_steps_of_state(state: Any) -> list[str]:
+    """The URL-mode steps (their row ids) a round's plaintext state records as shown to the client,
+    found by the state's structure, whatever other layers wrap it (`tools_app.wirestate`)."""
+    for _ in range(8):  # a layer per middleware: a handful at most
+        if not isinstance(state, str):
+            return []
+        ours = _unwrap_state(state)
+        if ours is not None:
+            return list(ours[1].values())
+        try:
+            decoded = json.loads(state)
+        except ValueError:
+            return []
+        state = decoded.get("s") if isinstance(decoded, dict) else None
+    return []
 
 
 class UrlModeMiddleware:
