@@ -37,6 +37,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server.endpoint import TenantEndpoint
+from mcp_server.exceptions import McpServerError
 from mcp_server.sessions import CappedSessionManager
 from mcpsite import protocol_methods
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
@@ -267,7 +268,7 @@ class TenantServer:
         return self.in_flight > 0 or (isinstance(sessions, CappedSessionManager) and sessions.open_sessions > 0)
 
 
-class TenantUnavailable(Exception):
+class TenantUnavailable(McpServerError):
     """The tenant's row could not be read or its server not built (logged); the next request tries again."""
 
 

@@ -51,6 +51,7 @@ from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_server import quotas
+from mcp_server.exceptions import McpServerError
 from mcpsite.net import address_bucket
 from tools_app import sdk
 
@@ -62,7 +63,7 @@ Person = tuple[str | None, str | None] | str
 _client_address: ContextVar[str] = ContextVar("mcpsite_session_client_address", default="?")
 
 
-class SessionCapReached(Exception):
+class SessionCapReached(McpServerError):
     """A person already holds their cap of open sessions; nothing was admitted."""
 
     def __init__(self, *, person: Person, cap: int, idle_seconds: float | None) -> None:

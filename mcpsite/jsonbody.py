@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcpsite.exceptions import McpsiteError
+
 # Stripe events nest about six levels; registration metadata and operator API bodies two or three.
 MAX_DEPTH = 64
 
 
-class JSONTooDeep(ValueError):
+class JSONTooDeep(McpsiteError, ValueError):
     """A JSON document nested deeper than `MAX_DEPTH` (a `ValueError`, as any malformed JSON is)."""
 
     def __init__(self) -> None:

@@ -30,6 +30,7 @@ from oauth2_provider.views import (
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from mcpsite.conf import mcpsite_settings
+from mcpsite.exceptions import McpsiteError
 from mcpsite.jsonbody import JSONTooDeep, json_loads_bounded
 from mcpsite.models import ClientApplicationType, Tenant
 from mcpsite.net import address_bucket
@@ -122,7 +123,7 @@ REGISTRABLE_GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
 APPLICATION_TYPES = frozenset({"native", "web"})
 
 
-class RegistrationRefused(Exception):
+class RegistrationRefused(McpsiteError):
     """Client metadata we do not register (RFC 7591 section 3.2.2 error code and description)."""
 
     def __init__(self, *, error: str, description: str) -> None:

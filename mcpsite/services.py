@@ -20,6 +20,7 @@ from oauth2_provider.models import AccessToken, Application, Grant, IDToken, Ref
 from oauth2_provider.settings import oauth2_settings
 
 from mcpsite.conf import mcpsite_settings
+from mcpsite.exceptions import McpsiteError
 from mcpsite.models import Tenant
 from mcpsite.tenancy import toolsets_known
 
@@ -28,7 +29,7 @@ logger = logging.getLogger(__name__)
 SCRIPT_CLIENT_NAME = "mcpsite scripts"
 
 
-class TenantMembershipRequired(Exception):
+class TenantMembershipRequired(McpsiteError):
     def __init__(self, *, tenant: Tenant, user: AbstractBaseUser) -> None:
         super().__init__(f"{user} is not a member of tenant {tenant.slug}")
         self.tenant = tenant
@@ -104,7 +105,7 @@ def token_revoke_for_member(*, user_id: int, tenant: Tenant | None = None) -> in
 # --- tenants (the operator API) -------------------------------------------------------------
 
 
-class TenantRefused(Exception):
+class TenantRefused(McpsiteError):
     """A tenant change that is not made; the message says why."""
 
 

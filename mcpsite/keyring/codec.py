@@ -21,6 +21,7 @@ from django.conf import settings
 from mcp.server.request_state import InvalidRequestState
 
 from mcpsite.conf import mcpsite_settings
+from mcpsite.exceptions import McpsiteError
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ _NONCE_LEN = 12
 _TAG_LEN = 16
 
 
-class KeyRingUnavailable(Exception):
+class KeyRingUnavailable(McpsiteError):
     """The ring has no minting key, so no requestState can be sealed."""
 
 

@@ -28,8 +28,10 @@ from typing import Any, cast
 
 from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection, parse_url
 
+from mcpsite.exceptions import McpsiteError
 
-class ClaimUnavailable(Exception):
+
+class ClaimUnavailable(McpsiteError):
     """Redis did not say whether the claim is new: treat the state as spent (fail closed)."""
 
 

@@ -12,11 +12,12 @@ from django.utils import timezone
 
 from mcpsite import signals
 from mcpsite.conf import mcpsite_settings
+from mcpsite.exceptions import McpsiteError
 from mcpsite.keyring.codec import new_key_material, seal_material
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey
 
 
-class KeyRingRefused(Exception):
+class KeyRingRefused(McpsiteError):
     """A rotation step that would break rounds in flight; the message says why and how long to wait."""
 
     def __init__(self, message: str, *, wait_seconds: float | None = None) -> None:

@@ -1,5 +1,6 @@
-"""Each app's own errors subclass one base (`ApprovalsError`, `ToolsAppError`, `NotificationsError`,
-`OperatorApiError`, `McpTasksError`, each in the app's ``exceptions`` module), and keep their standard-library base."""
+"""Each package's own errors subclass one base (`ApprovalsError`, `ToolsAppError`,
+`NotificationsError`, `OperatorApiError`, `McpTasksError`, the core's `McpsiteError` and the root's
+`McpServerError`, each in the package's ``exceptions`` module), and keep their standard-library base."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ APPS = {
     "notifications": "NotificationsError",
     "operator_api": "OperatorApiError",
     "mcp_tasks": "McpTasksError",
+    "mcpsite": "McpsiteError",
+    "mcp_server": "McpServerError",
 }
 
 
@@ -50,12 +53,14 @@ def test_the_errors_keep_their_standard_library_bases() -> None:
     from approvals.providers import UnknownProvider
     from approvals.providers.wire import MalformedEvent
     from approvals.services import NotYours, WrongKind
+    from mcpsite.jsonbody import JSONTooDeep
     from notifications.addresses import EndpointRefused
     from operator_api.permissions import InsufficientScope
     from tools_app.sensitive import UnsafeElicitation
     from tools_app.wirenames import WireNameConflict
 
     assert issubclass(WrongKind, ValueError)
+    assert issubclass(JSONTooDeep, ValueError)
     assert issubclass(NotYours, PermissionError)
     assert issubclass(UnknownProvider, LookupError)
     assert issubclass(MalformedEvent, ValueError)
