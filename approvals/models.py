@@ -18,6 +18,7 @@ from django.utils import timezone
 from approvals.exceptions import ApprovalsError
 from approvals.outcomes import Expiry
 from mcpsite.models import Tenant
+from tools_app.principal import Principal
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -47,7 +48,7 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
         return self.filter(status__in=Elicitation.LIVE_STATUSES)
 
     def for_call(
-        self, *, tenant_id: int, principal: tuple[str, str, str], tool: str, args_digest: str, reference: str
+        self, *, tenant_id: int, principal: Principal, tool: str, args_digest: str, reference: str
     ) -> ElicitationQuerySet:
         client_id, issuer, subject = principal
         return self.filter(
@@ -60,7 +61,7 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
             reference=reference,
         )
 
-    def for_charge(self, *, tenant_id: int, principal: tuple[str, str, str], reference: str) -> ElicitationQuerySet:
+    def for_charge(self, *, tenant_id: int, principal: Principal, reference: str) -> ElicitationQuerySet:
         """One user's payments of one reference at one tenant, through whichever OAuth client: a
         person with two clients (an assistant and a task runner) pays for a booking once. The
         client is not part of it; the user (subject at issuer) is, so another user never sees it."""
@@ -69,7 +70,7 @@ class ElicitationQuerySet(models.QuerySet["Elicitation"]):
             tenant_id=tenant_id, issuer=issuer, subject=subject, reference=reference, kind=Elicitation.Kind.PAYMENT
         )
 
-    def open_for(self, *, tenant_id: int, principal: tuple[str, str, str], now: datetime) -> ElicitationQuerySet:
+    def open_for(self, *, tenant_id: int, principal: Principal, now: datetime) -> ElicitationQuerySet:
         """One person's unfinished steps at one tenant, through whichever of their OAuth clients:
         pending and not yet past expiry (a stale row is the beat's to expire; it must not hold the
         person's cap meanwhile). The client is left out, so a fresh client registration is not a
@@ -191,8 +192,8 @@ class Elicitation(models.Model):
         return f"{self.kind} {self.pk} ({self.status})"
 
     @property
-    def principal(self) -> tuple[str, str, str]:
-        return (self.client_id, self.issuer, self.subject)
+    def principal(self) -> Principal:
+        return Principal(self.client_id, self.issuer, self.subject)
 
     @property
     def is_pending(self) -> bool:

@@ -49,6 +49,7 @@ from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
 from mcpsite import broadcast
 from mcpsite.models import Tenant
 from mcpsite.net import address_bucket
+from tools_app.principal import Principal
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def _page_url(kind: str, elicitation_id: str, provider: str) -> str:
 def elicitation_open(
     *,
     tenant_id: int,
-    principal: tuple[str, str, str],
+    principal: Principal,
     tool: str,
     args_digest: str,
     kind: str,
@@ -216,7 +217,7 @@ def _lock_openings(*, tenant_id: int) -> None:
     list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
 
 
-def _make_room(*, tenant_id: int, principal: tuple[str, str, str], client_address: str, now: datetime) -> None:
+def _make_room(*, tenant_id: int, principal: Principal, client_address: str, now: datetime) -> None:
     """Refuse a new row beyond the person's cap (junk arguments must not open rows without end),
     counted across their OAuth clients (`open_for`). Called under `_lock_openings`."""
     limit = approvals_settings()["MAX_PENDING_PER_PRINCIPAL"]

@@ -17,6 +17,7 @@ from approvals import completion_wait, services
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationNotPending
 from approvals.outcomes import cancelled_by_of, note_of, outcome_from_json, receipt_of
+from tools_app.principal import Principal
 from tools_app.urlmode import (
     Approval,
     Cancelled,
@@ -52,7 +53,7 @@ class ElicitationStepStore:
         step: UrlStep,
         *,
         tenant_id: int,
-        principal: tuple[str, str, str],
+        principal: Principal,
         tool: str,
         args_digest: str,
         known_ids: list[str],

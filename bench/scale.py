@@ -49,6 +49,7 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from approvals import services  # noqa: E402
 from approvals.models import Elicitation  # noqa: E402
 from mcpsite.models import Tenant  # noqa: E402
+from tools_app.principal import Principal  # noqa: E402
 
 ADMIN_LIST = "/admin/approvals/elicitation/"
 # Unfiltered, the operators' usual filters, and a search (reported; no target).
@@ -140,7 +141,7 @@ def retry_lookup(times: int) -> dict[str, Any]:
         row = rng.choice(sample)
         found = services.elicitation_open(
             tenant_id=row["tenant_id"],
-            principal=(row["client_id"], row["issuer"], row["subject"]),
+            principal=Principal(row["client_id"], row["issuer"], row["subject"]),
             tool=row["tool"],
             args_digest=row["args_digest"],
             kind=Elicitation.Kind.PAYMENT,
@@ -160,7 +161,7 @@ def retry_lookup(times: int) -> dict[str, Any]:
         row = rng.choice(sample)
         Elicitation.objects.for_call(
             tenant_id=row["tenant_id"],
-            principal=(row["client_id"], row["issuer"], row["subject"]),
+            principal=Principal(row["client_id"], row["issuer"], row["subject"]),
             tool=row["tool"],
             args_digest=row["args_digest"],
             reference=row["reference"],

@@ -20,8 +20,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from channels.db import database_sync_to_async
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import principal_components
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer, require_client_extension
@@ -42,6 +40,7 @@ from pydantic import ValidationError
 
 from mcp_tasks import services
 from mcp_tasks.models import Task
+from tools_app.principal import Principal
 from tools_app.sdk import sdk_tool
 from tools_app.tasking import Handover, TaskSupport, handover
 from tools_app.tenant import TenantInfo
@@ -57,14 +56,6 @@ class TaskRef(RequestParams):
 
 class TaskAnswers(TaskRef):
     inputResponses: dict[str, Any] = {}  # pydantic copies a mutable default per instance
-
-
-def _principal() -> tuple[str, str, str]:
-    token = get_access_token()
-    if token is None:
-        return ("", "", "")
-    client_id, issuer, subject = principal_components(token)
-    return (client_id or "", issuer or "", subject or "")
 
 
 def _client_address(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -163,7 +154,7 @@ class TasksExtension(Extension):
         try:
             task = await _db(services.task_create)(
                 tenant_id=_tenant_id(ctx),
-                principal=_principal(),
+                principal=Principal.current(),
                 tool=params.name,
                 arguments=dict(params.arguments or {}),
                 client_capabilities=capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -200,7 +191,7 @@ class TasksExtension(Extension):
             await _db(services.task_answer)(
                 task_id=params.taskId,
                 tenant_id=_tenant_id(ctx),
-                principal=_principal(),
+                principal=Principal.current(),
                 responses=dict(params.inputResponses),
             )
         except services.TaskRefused as exc:
@@ -215,7 +206,9 @@ class TasksExtension(Extension):
         require_client_extension(ctx, IDENTIFIER)
         _check_name_header(ctx, params.taskId)
         try:
-            task: Task = await _db(service)(task_id=params.taskId, tenant_id=_tenant_id(ctx), principal=_principal())
+            task: Task = await _db(service)(
+                task_id=params.taskId, tenant_id=_tenant_id(ctx), principal=Principal.current()
+            )
         except services.TaskRefused as exc:
             raise _refusal(exc) from None
         return task

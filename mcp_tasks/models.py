@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from mcpsite.models import Tenant
+from tools_app.principal import Principal
 
 
 def new_task_id() -> str:
@@ -24,12 +25,12 @@ def new_task_id() -> str:
 
 
 class TaskQuerySet(models.QuerySet["Task"]):
-    def owned_by(self, *, tenant_id: int, principal: tuple[str, str, str]) -> TaskQuerySet:
+    def owned_by(self, *, tenant_id: int, principal: Principal) -> TaskQuerySet:
         """One principal's tasks at one tenant: every ``tasks/*`` reads through here."""
         client_id, issuer, subject = principal
         return self.filter(tenant_id=tenant_id, client_id=client_id, issuer=issuer, subject=subject)
 
-    def of_person(self, *, tenant_id: int, principal: tuple[str, str, str]) -> TaskQuerySet:
+    def of_person(self, *, tenant_id: int, principal: Principal) -> TaskQuerySet:
         """One person's tasks at one tenant, through whichever of their OAuth clients: what the
         cap counts (a fresh client registration is not a fresh cap). Never for reading a task:
         those go through `owned_by`."""
@@ -116,8 +117,8 @@ class Task(models.Model):
         return f"task {self.tool} {self.pk[:12]}… ({self.status})"
 
     @property
-    def principal(self) -> tuple[str, str, str]:
-        return (self.client_id, self.issuer, self.subject)
+    def principal(self) -> Principal:
+        return Principal(self.client_id, self.issuer, self.subject)
 
     @property
     def is_terminal(self) -> bool:

@@ -18,12 +18,10 @@ from mcp_tasks.exceptions import McpTasksError
 from mcp_tasks.models import Task
 from mcpsite.models import Tenant
 from mcpsite.net import address_bucket
+from tools_app.principal import Principal
 from tools_app.urlmode.middleware import url_steps_of_state
 
 logger = logging.getLogger(__name__)
-
-Principal = tuple[str, str, str]
-ANONYMOUS: Principal = ("", "", "")  # a caller of a public tenant without a token
 
 
 class TaskRefused(McpTasksError):
@@ -75,7 +73,7 @@ def task_create(
         # merely reference the tenant are not blocked), so two processes counting at once cannot
         # both take the last place; as approvals' cap on pending rows does.
         list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values_list("pk", flat=True))
-        anonymous = principal == ANONYMOUS
+        anonymous = principal.is_anonymous
         client_address = address_bucket(client_address) if anonymous else ""
         live = Task.objects.of_person(tenant_id=tenant_id, principal=principal).live()
         if anonymous:

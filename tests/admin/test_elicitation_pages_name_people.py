@@ -21,6 +21,7 @@ from oauth2_provider.models import get_application_model
 from approvals import services
 from approvals.models import Elicitation, Payment
 from mcpsite.models import Tenant
+from tools_app.principal import Principal
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +40,7 @@ def application(name: str) -> Any:
 def open_row(user: User, app: Any, *, reference: str, **kwargs: Any) -> Elicitation:
     return services.elicitation_open(
         tenant_id=Tenant.objects.get(slug="demo").pk,
-        principal=(app.client_id, settings.MCPSITE["ISSUER"], str(user.pk)),
+        principal=Principal(app.client_id, settings.MCPSITE["ISSUER"], str(user.pk)),
         tool=kwargs.pop("tool", "request_refund"),
         args_digest="0" * 64,
         kind=kwargs.pop("kind", Elicitation.Kind.APPROVAL),

@@ -16,12 +16,13 @@ from approvals.models import Elicitation, WebhookDelivery
 from mcpsite.models import Tenant
 from tests.api.conftest import api, machine_client
 from tests.conftest import Cast, LiveServer
+from tools_app.principal import Principal
 
 
 def opened(tenant: Tenant, kind: str, *, age: timedelta = timedelta(0)) -> Elicitation:
     row = services.elicitation_open(
         tenant_id=tenant.pk,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", "1"),
+        principal=Principal(f"client-{uuid.uuid4().hex[:8]}", "issuer", "1"),
         tool="request_refund",
         args_digest=uuid.uuid4().hex,
         kind=kind,

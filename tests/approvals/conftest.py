@@ -35,6 +35,7 @@ from approvals.providers.sandbox import checkout_completed_event, signed_deliver
 from demo.models import Booking
 from mcpsite.models import Tenant
 from tests.conftest import LiveServer
+from tools_app.principal import ANONYMOUS, Principal
 
 # Short waits so each test takes seconds: a held round answers within HOLD, a legacy call
 # waits in-call for LEGACY_WAIT before it answers -32042.
@@ -194,9 +195,9 @@ def opened_for(
     """A pending step opened the way a resolver opens it, for `user`'s token at `server` (None: a
     public tenant's call, which names no principal)."""
     principal = (
-        (f"client-{uuid.uuid4().hex[:8]}", issuer or issuer_of(server), str(user.pk))
+        Principal(f"client-{uuid.uuid4().hex[:8]}", issuer or issuer_of(server), str(user.pk))
         if user is not None
-        else ("", "", "")
+        else ANONYMOUS
     )
     return services.elicitation_open(
         tenant_id=Tenant.objects.get(slug=slug).pk,
@@ -215,7 +216,7 @@ def open_payment(*, tenant_id: int, reference: str = "deposit-test") -> Elicitat
     counts each caller alone)."""
     return services.elicitation_open(
         tenant_id=tenant_id,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", "issuer", f"user-{uuid.uuid4().hex[:8]}"),
+        principal=Principal(f"client-{uuid.uuid4().hex[:8]}", "issuer", f"user-{uuid.uuid4().hex[:8]}"),
         tool="pay_deposit",
         args_digest=uuid.uuid4().hex,
         kind=Elicitation.Kind.PAYMENT,

@@ -17,6 +17,7 @@ from approvals.models import Elicitation, ElicitationEvent
 from tests.approvals.conftest import opened_for
 from tests.conftest import Cast, LiveServer
 from tests.http import csrf, signed_in
+from tools_app.principal import Principal
 
 PASSWORDS = {"alice": "alice-password-1", "bob": "bob-password-1", "mallory": "mallory-password-1"}
 
@@ -99,7 +100,7 @@ def test_the_service_refuses_an_answer_from_anyone_but_the_rows_user(cast: Cast)
     process's own issuer, as the running site opens them)."""
     row = services.elicitation_open(
         tenant_id=cast.tenant("demo").pk,
-        principal=(f"client-{uuid.uuid4().hex[:8]}", settings.MCPSITE["ISSUER"], str(cast.user("alice").pk)),
+        principal=Principal(f"client-{uuid.uuid4().hex[:8]}", settings.MCPSITE["ISSUER"], str(cast.user("alice").pk)),
         tool="share_calendar",
         args_digest=uuid.uuid4().hex,
         kind=Elicitation.Kind.CONSENT,

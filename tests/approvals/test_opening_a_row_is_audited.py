@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from approvals import services
 from approvals.models import Elicitation, ElicitationEvent
 from mcpsite.models import Tenant
+from tools_app.principal import Principal
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def open_refund(user: User) -> Elicitation:
     return services.elicitation_open(
         tenant_id=Tenant.objects.get(slug="demo").pk,
-        principal=("client-1", settings.MCPSITE["ISSUER"], str(user.pk)),
+        principal=Principal("client-1", settings.MCPSITE["ISSUER"], str(user.pk)),
         tool="request_refund",
         args_digest="1" * 64,
         kind=Elicitation.Kind.APPROVAL,

@@ -21,6 +21,7 @@ from tests.approvals.conftest import CallInThread, deliver, elicitation_id_of, p
 from tests.approvals.raw import modern_call
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES, modern_post
+from tools_app.principal import Principal
 
 
 def asked_url(response: dict[str, Any]) -> str:
@@ -111,7 +112,7 @@ def test_the_database_refuses_a_second_pending_charge_of_one_reference_for_one_u
     def charge(client_id: str) -> Elicitation:
         return services.elicitation_open(
             tenant_id=cast.tenant("demo").pk,
-            principal=(client_id, "issuer", f"user-{uuid.uuid4().hex[:8]}"),
+            principal=Principal(client_id, "issuer", f"user-{uuid.uuid4().hex[:8]}"),
             tool="pay_deposit",
             args_digest=uuid.uuid4().hex,
             kind=Elicitation.Kind.PAYMENT,

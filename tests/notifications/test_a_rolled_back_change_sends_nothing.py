@@ -18,6 +18,7 @@ from notifications import services
 from notifications.models import TEST_EVENT, Delivery, Endpoint, EventType
 from tests.conftest import Cast, LiveServer
 from tests.notifications.conftest import SEND_EVERY_SECONDS, Receiver, verify
+from tools_app.principal import Principal
 
 
 class Rollback(Exception):
@@ -38,7 +39,7 @@ def test_a_rolled_back_change_sends_nothing(
     with pytest.raises(Rollback), transaction.atomic():
         approvals_services.elicitation_open(
             tenant_id=cast.tenant("demo").pk,
-            principal=("client-rollback", "issuer", str(cast.user("alice").pk)),
+            principal=Principal("client-rollback", "issuer", str(cast.user("alice").pk)),
             tool="request_refund",
             args_digest=digest,
             kind=Elicitation.Kind.APPROVAL,

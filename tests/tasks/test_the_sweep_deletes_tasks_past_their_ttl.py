@@ -11,6 +11,7 @@ from django.utils import timezone
 from mcp_tasks import services
 from mcp_tasks.models import Task
 from mcpsite.models import Tenant
+from tools_app.principal import Principal
 
 
 def task(*, status: Task.Status, expires_in: timedelta) -> Task:
@@ -47,6 +48,6 @@ def test_an_expired_task_is_unknown_before_the_sweep_runs() -> None:
     expired = task(status=Task.Status.COMPLETED, expires_in=timedelta(seconds=-1))
 
     with pytest.raises(services.TaskRefused) as refused:
-        services.task_get(task_id=expired.pk, tenant_id=expired.tenant_id, principal=("c", "i", "s"))
+        services.task_get(task_id=expired.pk, tenant_id=expired.tenant_id, principal=Principal("c", "i", "s"))
 
     assert (refused.value.reason, refused.value.message) == ("not_found", "Unknown taskId")

@@ -20,8 +20,6 @@ from decimal import Decimal
 from typing import Any
 
 import pydantic_core
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import principal_components
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit as SdkElicit
@@ -39,6 +37,7 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict
 
+from tools_app.principal import Principal
 from tools_app.sdk import sdk_tool
 from tools_app.toolsets import CONTEXT_PARAMETER, present_as, resolved_parameters, tenant_of
 from tools_app.urlmode.steps import UrlOutcome, UrlStep
@@ -113,14 +112,6 @@ def _uses_input_required(ctx: Context[Any, Any]) -> bool:
     return version is not None and is_version_at_least(version, INPUT_REQUIRED_VERSION)
 
 
-def _principal() -> tuple[str, str, str]:
-    token = get_access_token()
-    if token is None:
-        return ("", "", "")
-    client_id, issuer, subject = principal_components(token)
-    return (client_id or "", issuer or "", subject or "")
-
-
 def _client_address(ctx: Context[Any, Any]) -> str:
     """The caller's address (uvicorn's, which believes X-Forwarded-For from a trusted proxy only):
     what an anonymous caller's unfinished steps are counted against."""
@@ -189,7 +180,7 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
         state = await store.open(
             step,
             tenant_id=tenant_of(ctx).id,
-            principal=_principal(),
+            principal=Principal.current(),
             tool=tool,
             args_digest=args_digest,
             known_ids=list(round_.shown) if round_ is not None else [],

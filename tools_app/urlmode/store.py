@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tools_app.exceptions import ToolsAppError
+from tools_app.principal import Principal
 from tools_app.urlmode.steps import UrlOutcome, UrlStep
 
 
@@ -38,7 +39,7 @@ class UrlStepStore(Protocol):
         step: UrlStep,
         *,
         tenant_id: int,
-        principal: tuple[str, str, str],
+        principal: Principal,
         tool: str,
         args_digest: str,
         known_ids: list[str],
