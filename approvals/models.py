@@ -293,7 +293,19 @@ class ElicitationEvent(models.Model):
     elicitation = models.ForeignKey(Elicitation, on_delete=models.CASCADE, related_name="events")
     at = models.DateTimeField(default=timezone.now)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    source = models.CharField(max_length=40, help_text="webhook, staff, api, user, beat, client")
+
+    class Source(models.TextChoices):
+        """Which way the change came (who acted, when a person did, is ``actor``)."""
+
+        CLIENT = "client", "the MCP client"
+        USER = "user", "the person, on the step's page"
+        STAFF = "staff", "staff, in the admin"
+        API = "api", "staff, through the operator API"
+        WEBHOOK = "webhook", "a payment provider's webhook"
+        BEAT = "beat", "the beat (expiry)"
+        MIGRATION = "migration", "a data migration"
+
+    source = models.CharField(max_length=40, choices=Source.choices)
     status = models.CharField(max_length=16, choices=Elicitation.Status.choices)
     note = models.TextField(blank=True)
     oauth_client = models.CharField(

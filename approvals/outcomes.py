@@ -280,7 +280,12 @@ def sentence_of(outcome: Outcome) -> str:
     if isinstance(outcome, ConsentAnswer):
         return "Consent given by the user." if outcome.given else "Consent refused by the user."
     if isinstance(outcome, Cancellation):
-        sources = {"checkout page": "the payer on the checkout page", "client": "the client"}
+        # "checkout page": how rows cancelled there before the sources had names say it
+        sources = {
+            "user": "the payer on the checkout page",
+            "checkout page": "the payer on the checkout page",
+            "client": "the client",
+        }
         who = f"{outcome.by} (staff)" if outcome.by else sources.get(outcome.cancelled_by, outcome.cancelled_by)
         reason = f" Reason: {_quoted(outcome.reason)}." if outcome.reason else ""
         return f"Cancelled by {who}.{reason}"

@@ -191,7 +191,11 @@ def elicitation_open(
                 currency=currency,
             )
             ElicitationEvent.objects.create(
-                elicitation=row, at=now, source="client", status=row.status, note=f"opened by {tool} ({reference})"
+                elicitation=row,
+                at=now,
+                source=ElicitationEvent.Source.CLIENT,
+                status=row.status,
+                note=f"opened by {tool} ({reference})",
             )
             if payment is not None:
                 Payment.objects.create(
@@ -269,7 +273,7 @@ def _end(
     event: WebhookDelivery | None = None,
     user: AbstractBaseUser | None = None,
     kind: str | None = None,
-    source: str,
+    source: ElicitationEvent.Source,
     note: str = "",
     oauth_client: str = "",
 ) -> Elicitation:
@@ -286,7 +290,7 @@ def _end(
     ElicitationEvent.objects.create(
         elicitation=row,
         actor_id=actor_id,
-        source="api" if oauth_client else source,
+        source=ElicitationEvent.Source.API if oauth_client else source,
         oauth_client=oauth_client,
         status=status,
         note=note,
@@ -311,7 +315,7 @@ def approval_decide(
         outcome=Decision(decision=decision, note=note, by=by),
         user=user,
         kind=Elicitation.Kind.APPROVAL,
-        source="staff",
+        source=ElicitationEvent.Source.STAFF,
         note=f"{decision}: {note}" if note else decision,
         oauth_client=oauth_client,
     )
@@ -335,12 +339,12 @@ def consent_give(*, elicitation: Elicitation, user: AbstractBaseUser | Anonymous
         outcome=ConsentAnswer(given=agree),
         user=user,
         kind=Elicitation.Kind.CONSENT,
-        source="user",
+        source=ElicitationEvent.Source.USER,
     )
 
 
 @transaction.atomic
-def elicitation_cancel(*, elicitation: Elicitation, source: str) -> Elicitation:
+def elicitation_cancel(*, elicitation: Elicitation, source: ElicitationEvent.Source) -> Elicitation:
     """The user cancelled (checkout page) or the client declined to open the URL."""
     return _end(
         elicitation.pk, status=Elicitation.Status.CANCELLED, outcome=Cancellation(cancelled_by=source), source=source
@@ -348,7 +352,7 @@ def elicitation_cancel(*, elicitation: Elicitation, source: str) -> Elicitation:
 
 
 @transaction.atomic
-def elicitation_decline(*, elicitation: Elicitation, source: str) -> Elicitation:
+def elicitation_decline(*, elicitation: Elicitation, source: ElicitationEvent.Source) -> Elicitation:
     return _end(
         elicitation.pk, status=Elicitation.Status.DECLINED, outcome=Declination(declined_by=source), source=source
     )
@@ -377,7 +381,7 @@ def elicitation_complete_by_staff(
         status=Elicitation.Status.COMPLETED,
         outcome=StaffReceipt(by=by, reason=reason, payment=paid),
         user=user,
-        source="staff",
+        source=ElicitationEvent.Source.STAFF,
         # The audit line says what the receipt does not: no provider confirmed any money.
         note=f"completed by hand, no money received through {payment.provider}: {reason}" if payment else reason,
         oauth_client=oauth_client,
@@ -395,7 +399,7 @@ def elicitation_cancel_by_staff(
         status=Elicitation.Status.CANCELLED,
         outcome=outcome,
         user=user,
-        source="staff",
+        source=ElicitationEvent.Source.STAFF,
         note=reason,
         oauth_client=oauth_client,
     )
@@ -411,7 +415,7 @@ def elicitation_expire_by_staff(
         status=Elicitation.Status.EXPIRED,
         outcome=outcome,
         user=user,
-        source="staff",
+        source=ElicitationEvent.Source.STAFF,
         note=reason,
         oauth_client=oauth_client,
     )
@@ -458,7 +462,10 @@ def _expire_batch(*, now: datetime, size: int) -> int:
             )
         )
     ElicitationEvent.objects.bulk_create(
-        ElicitationEvent(elicitation_id=pk, at=stamp, source="beat", status=Elicitation.Status.EXPIRED) for pk in ids
+        ElicitationEvent(
+            elicitation_id=pk, at=stamp, source=ElicitationEvent.Source.BEAT, status=Elicitation.Status.EXPIRED
+        )
+        for pk in ids
     )
     statuses = dict.fromkeys(ids, str(Elicitation.Status.EXPIRED))
     transaction.on_commit(lambda: _publish_ended(statuses))
@@ -533,7 +540,7 @@ def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
                 status=Elicitation.Status.COMPLETED,
                 outcome=receipt,
                 event=delivery,
-                source="webhook",
+                source=ElicitationEvent.Source.WEBHOOK,
                 note=f"{delivery.provider} event {delivery.event_id}",
             )
             delivery.outcome = WebhookDelivery.Outcome.COMPLETED

@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 
 from approvals import completion_wait, services
 from approvals.conf import approvals_settings
-from approvals.models import Elicitation, ElicitationNotPending
+from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending
 from approvals.outcomes import cancelled_by_of, note_of, outcome_from_json, receipt_of
 from tools_app.principal import Principal
 from tools_app.urlmode import (
@@ -92,7 +92,7 @@ class ElicitationStepStore:
         row: Elicitation = step.ref
         end = services.elicitation_decline if action == "decline" else services.elicitation_cancel
         try:
-            return state_of(await database_sync_to_async(end)(elicitation=row, source="client"))
+            return state_of(await database_sync_to_async(end)(elicitation=row, source=ElicitationEvent.Source.CLIENT))
         except ElicitationNotPending:
             return state_of(await _reload(row.pk))
 

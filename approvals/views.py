@@ -21,7 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from approvals import services
-from approvals.models import Elicitation, ElicitationNotPending
+from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending
 from approvals.providers import UnknownProvider, WebhookRejected
 from approvals.providers import sandbox as sandbox_provider
 
@@ -68,7 +68,7 @@ def checkout(request: HttpRequest, elicitation_id: str) -> HttpResponse:
             services.webhook_receive(provider=sandbox_provider.SandboxProvider.name, body=body, headers=headers)
         elif request.POST.get("action") == "cancel":
             try:
-                services.elicitation_cancel(elicitation=row, source="checkout page")
+                services.elicitation_cancel(elicitation=row, source=ElicitationEvent.Source.USER)
             except ElicitationNotPending:
                 pass
         return redirect("approvals:checkout", elicitation_id=row.pk)

@@ -30,6 +30,7 @@ BY_HAND = {"by": "staff", "reason": "bank transfer 991", "provider": "staff", "p
         ({"consent": "given"}, "Consent given by the user."),
         ({"consent": "refused"}, "Consent refused by the user."),
         ({"cancelled_by": "checkout page"}, "Cancelled by the payer on the checkout page."),
+        ({"cancelled_by": "user"}, "Cancelled by the payer on the checkout page."),
         ({"cancelled_by": "client"}, "Cancelled by the client."),
         (
             {"cancelled_by": "staff", "by": "staff", "reason": "duplicate"},
