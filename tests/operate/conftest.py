@@ -4,6 +4,7 @@ own (to roll a migration back on), each beside the suite's."""
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, database_url, free_port
 
 
 @dataclass
@@ -73,3 +74,31 @@ def sqlite_env(tmp_path: Path) -> dict[str, str]:
     manage("migrate", "--noinput", "-v0", env=env)
     manage("shell", "-c", "from mcpsite.keyring import keyring_ensure_minting; keyring_ensure_minting()", env=env)
     return env
+
+
+def production_env(**overrides: str) -> dict[str, str]:
+    """What a deployment sets: PostgreSQL, Redis, an https site root behind a trusted proxy, every
+    secret its own random value, and nothing the suite allows itself (loopback notifications)."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"MCPSITE_NOTIFICATIONS_ALLOW_LOOPBACK", "MCPSITE_SILENCED_SYSTEM_CHECKS"}
+    }
+    env.update(
+        {
+            "MCPSITE_SITE_ROOT": "https://mcp.example.com",
+            "MCPSITE_ALLOWED_HOSTS": "mcp.example.com",
+            "MCPSITE_TRUSTED_PROXIES": "10.0.0.1",
+            "MCPSITE_SECRET_KEY": secrets.token_urlsafe(50),
+            "MCPSITE_KEY_ENCRYPTION_KEY": secrets.token_urlsafe(48),
+            "MCPSITE_SANDBOX_WEBHOOK_SECRET": f"whsec_{secrets.token_hex(32)}",
+        }
+    )
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture
+def database_url_for_servers(django_db_setup: None) -> str:
+    """The suite's test database, as the live servers are given it."""
+    return database_url()
