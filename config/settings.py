@@ -31,6 +31,21 @@ def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
+def env_secret(name: str, default: str = "") -> str:
+    """A secret from ``NAME``, or read from the file ``NAME_FILE`` names (a mounted secret; one
+    trailing newline dropped). Both set is refused: which one was meant cannot be told."""
+    path = os.environ.get(f"{name}_FILE")
+    if path is None:
+        return os.environ.get(name, default)
+    if name in os.environ:
+        raise ImproperlyConfigured(f"{name} and {name}_FILE are both set: set one")
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ImproperlyConfigured(f"{name}_FILE: cannot read {path}: {exc.strerror}") from None
+    return text.removesuffix("\n").removesuffix("\r")
+
+
 def env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
 
@@ -109,9 +124,27 @@ PORT = env_int("PORT", 8000)
 SITE_ROOT = env_str("MCPSITE_SITE_ROOT", f"http://127.0.0.1:{PORT}").rstrip("/")
 _site = urlsplit(SITE_ROOT)
 
-SECRET_KEY = env_str("MCPSITE_SECRET_KEY") or embedded_secret_key()
+SECRET_KEY = env_secret("MCPSITE_SECRET_KEY") or embedded_secret_key()
 ALLOWED_HOSTS = env_list("MCPSITE_ALLOWED_HOSTS", [_site.hostname or "127.0.0.1", "127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = [SITE_ROOT]
+
+# Served over https (a site root of https://…): cookies only over https, and HSTS on Django's pages
+# (start short; raise it once the whole site is known to stay on https). Plain http is redirected
+# only when the TLS proxy is trusted (MCPSITE_TRUSTED_PROXIES): only then does a request say it
+# came over https, and a redirect without it would loop. Probes and scrapers call in plain http.
+_https = _site.scheme == "https"
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _https
+SECURE_HSTS_SECONDS = env_int("MCPSITE_HSTS_SECONDS", 3600 if _https else 0)
+# Only the operator knows whether every subdomain is on https too (and wants the preload list).
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MCPSITE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("MCPSITE_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("MCPSITE_SSL_REDIRECT", _https and bool(env_list("MCPSITE_TRUSTED_PROXIES", [])))
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]
+
+# System checks acknowledged (``manage.py check``; `mcpsite.checks`). Always: DOT's warning that
+# http redirect URIs are allowed: native MCP clients receive their code on http://127.0.0.1 (RFC
+# 8252), and registration allows http on loopback hosts only (`mcpsite.oauth`).
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008", *env_list("MCPSITE_SILENCED_SYSTEM_CHECKS", [])]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -161,7 +194,7 @@ TEMPLATES = [
     },
 ]
 
-_database_url = env_str("MCPSITE_DATABASE_URL")
+_database_url = env_secret("MCPSITE_DATABASE_URL")
 if _database_url:
     DATABASES = {"default": database_from_url(_database_url)}
 else:
@@ -177,7 +210,7 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env_str("MCPSITE_REDIS_URL")
+REDIS_URL = env_secret("MCPSITE_REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -256,6 +289,8 @@ OAUTH2_PROVIDER: dict[str, object] = {
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     # RFC 9207: authorization responses carry `iss`, and the metadata says so.
     "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    # RFC 9700 §4.3.2: an access token in the URL (logged by every proxy on the way) is refused.
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
     "OIDC_ISS_ENDPOINT": env_str("MCPSITE_ISSUER", SITE_ROOT),
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     # Only grants that act for a person (no client_credentials: a userless token acts at no tenant).
@@ -296,7 +331,7 @@ MCPSITE: McpsiteSettings = {
     # only, no redirects, bounded size and time). The tests name one that reaches their loopback host.
     "OAUTH_CIMD_FETCHER": env_str("MCPSITE_OAUTH_CIMD_FETCHER", "oauth2_provider.cimd.SafeMetadataFetcher"),
     # Key-encryption key for requestState key material at rest (32+ bytes of secret randomness).
-    "KEY_ENCRYPTION_KEY": env_str("MCPSITE_KEY_ENCRYPTION_KEY"),
+    "KEY_ENCRYPTION_KEY": env_secret("MCPSITE_KEY_ENCRYPTION_KEY"),
     # Lifetime of a sealed requestState (seconds).
     "REQUEST_STATE_TTL": env_float("MCPSITE_REQUEST_STATE_TTL", 600.0),
     # Fallback poll: every process reloads the key ring and tenants at least this often, so a
@@ -385,7 +420,7 @@ APPROVALS: ApprovalsSettings = {
     # Stripe-Signature timestamps older than this are refused (Stripe's own default).
     "WEBHOOK_TOLERANCE_SECONDS": env_int("MCPSITE_APPROVALS_WEBHOOK_TOLERANCE_SECONDS", 300),
     # The built-in sandbox provider's signing secret; derived from SECRET_KEY when unset.
-    "SANDBOX_WEBHOOK_SECRET": env_str("MCPSITE_SANDBOX_WEBHOOK_SECRET"),
+    "SANDBOX_WEBHOOK_SECRET": env_secret("MCPSITE_SANDBOX_WEBHOOK_SECRET"),
 }
 
 
@@ -459,6 +494,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "OAUTH2_FLOWS": ["clientCredentials"],
     "OAUTH2_TOKEN_URL": "/o/token/",
+    # Each model's `status` choices by its own name (two would otherwise be told apart by a hash).
+    "ENUM_NAME_OVERRIDES": {
+        "ElicitationStatusEnum": "approvals.models.Elicitation.Status",
+        "TaskStatusEnum": "mcp_tasks.models.Task.Status",
+    },
 }
 
 

@@ -23,6 +23,7 @@ admin.site.login_form = signin.AdminSigninForm
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
     # RFC 8414 metadata at the origin root (the issuer is the site root). The tenants' RFC 9728
     # documents are served by their MCP apps, not here.
     path(

@@ -335,7 +335,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--app", default="mcp_server.asgi:application")
     args = parser.parse_args(argv)
 
+    import django
     import uvicorn
+    from django.core.management.base import SystemCheckError
+
+    from mcpsite.checks import refuse_to_start_misconfigured
+
+    django.setup()
+    try:
+        refuse_to_start_misconfigured()  # deployed without a key-encryption key, with a default secret ...
+    except SystemCheckError as error:
+        raise SystemExit(str(error)) from None
 
     uvicorn.run(args.app, host=args.host, port=args.port, **uvicorn_options())
 

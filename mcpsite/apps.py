@@ -6,4 +6,4 @@ class McpsiteConfig(AppConfig):
     verbose_name = "MCP site"
 
     def ready(self) -> None:
-        from mcpsite import signals  # noqa: F401  (connects the receivers)
+        from mcpsite import checks, signals  # noqa: F401  (registers the checks, connects the receivers)
