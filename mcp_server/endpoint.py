@@ -9,7 +9,8 @@ plain call, profiled with py-spy).
 
 `TenantEndpoint` keeps every piece that decides what a request means and runs the SDK's own
 parts for it: the same auth middlewares (bearer verification, the auth context, the scope check
-and its ``WWW-Authenticate`` answer), the body limit, transport security, the SDK's inbound
+and its ``WWW-Authenticate`` answer), then, once the body is read, the scopes the called tool
+needs (`mcpsite.scopes`; 403 ``insufficient_scope``, as the 2025-11-25 sessions answer), the body limit, transport security, the SDK's inbound
 ladder (`classify_inbound_request`, routing-header and ``Mcp-Param-*`` checks, the notification
 and malformed-body answers), its single-exchange dispatch context and `serve_one`. Only the
 response orchestration differs: the handler runs in the request's own task, a notification it

@@ -23,6 +23,10 @@ so this costs no extra copy): a client that leaves mid-body is answered nothing 
 INFO line, as on the 2026-07-28 entry. The SDK's transport would log the `ClientDisconnect` as an
 ERROR with a traceback, and for an ``initialize`` open a session only to terminate it.
 
+The whole body also names the tool a ``tools/call`` calls before the SDK dispatches it: a call
+whose token lacks a scope the tool needs (`mcpsite.scopes`) is answered 403 ``insufficient_scope``
+here, as on the 2026-07-28 entry.
+
 Only requests that open a session reach the cap code; requests of an open session pay one
 ``try``, and 2026-07-28 requests never reach the session manager (`mcp_server.endpoint`).
 
