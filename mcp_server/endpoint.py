@@ -8,17 +8,17 @@ machinery costs more than the call it serves: about 40 % of a plain `tools/call`
 plain call, profiled with py-spy).
 
 `TenantEndpoint` keeps every piece that decides what a request means and runs the SDK's own
-parts for it: the same auth middlewares (bearer verification, the auth context, the scope check
-and its ``WWW-Authenticate`` answer), then, once the body is read, the scopes the called tool
-needs (`mcpsite.scopes`; 403 ``insufficient_scope``, as the 2025-11-25 sessions answer), the body limit, transport security, the SDK's inbound
-ladder (`classify_inbound_request`, routing-header and ``Mcp-Param-*`` checks, the notification
-and malformed-body answers), its single-exchange dispatch context and `serve_one`. Only the
-response orchestration differs: the handler runs in the request's own task, a notification it
-emits is written straight to the response (committing ``text/event-stream`` the first time, as
-the SDK does), a request still running after the SDK's ping interval commits SSE and pings, and
-the client leaving cancels the handler (one anyio cancel scope, as the SDK's task group does).
-Handshake-era requests, GETs of other paths and the protected-resource metadata go to the
-SDK's app unchanged.
+parts for it: the same auth middlewares (bearer verification, the auth context, the scope check and
+its ``WWW-Authenticate`` answer), then, once the body is read, the scopes the called tool needs
+(`mcpsite.scopes`; 403 ``insufficient_scope``, as the 2025-11-25 sessions answer), the body limit,
+transport security, the SDK's inbound ladder (`classify_inbound_request`, routing-header and
+``Mcp-Param-*`` checks, the notification and malformed-body answers), its single-exchange dispatch
+context and `serve_one`. Only the response orchestration differs: the handler runs in the request's
+own task, a notification it emits is written straight to the response (committing
+``text/event-stream`` the first time, as the SDK does), a request still running after the SDK's ping
+interval commits SSE and pings, and the client leaving cancels the handler (one anyio cancel scope,
+as the SDK's task group does). Handshake-era requests, GETs of other paths and the
+protected-resource metadata go to the SDK's app unchanged.
 
 The SDK's pieces used here live in its private module ``mcp.server._streamable_http_modern``
 (there is no public seam for its ladder without the task group), reached through `tools_app.sdk`; the SDK is pinned in

@@ -25,7 +25,8 @@ MCP_SCOPE = "mcp"
 
 
 def _site_scopes() -> Mapping[str, str]:
-    scopes: Mapping[str, str] = settings.OAUTH2_PROVIDER["SCOPES"]  # type: ignore[index]
+    scopes = settings.OAUTH2_PROVIDER["SCOPES"]
+    assert isinstance(scopes, dict)
     return scopes
 
 

@@ -69,7 +69,7 @@ def test_delete_folder_with_an_mcp_only_token_is_403_naming_mcp_and_files_write(
 def shop(cast: Cast) -> str:
     """A private tenant serving the demo and payments toolsets, alice a member."""
     tenant, _ = Tenant.objects.get_or_create(slug="shop", defaults={"name": "Shop", "toolsets": ["demo", "payments"]})
-    tenant.members.add(cast.user("alice"))
+    tenant.members.add(cast.user("alice").pk)
     return tenant.slug
 
 
