@@ -8,16 +8,17 @@ machinery costs more than the call it serves: about 40 % of a plain `tools/call`
 plain call, profiled with py-spy).
 
 `TenantEndpoint` keeps every piece that decides what a request means and runs the SDK's own
-parts for it: the same auth middlewares (bearer verification, the auth context, the scope check
-and its ``WWW-Authenticate`` answer), the body limit, transport security, the SDK's inbound
-ladder (`classify_inbound_request`, routing-header and ``Mcp-Param-*`` checks, the notification
-and malformed-body answers), its single-exchange dispatch context and `serve_one`. Only the
-response orchestration differs: the handler runs in the request's own task, a notification it
-emits is written straight to the response (committing ``text/event-stream`` the first time, as
-the SDK does), a request still running after the SDK's ping interval commits SSE and pings, and
-the client leaving cancels the handler (one anyio cancel scope, as the SDK's task group does).
-Handshake-era requests, GETs of other paths and the protected-resource metadata go to the
-SDK's app unchanged.
+parts for it: the same auth middlewares (bearer verification, the auth context, the scope check and
+its ``WWW-Authenticate`` answer), then, once the body is read, the scopes the called tool needs
+(`mcpsite.scopes`; 403 ``insufficient_scope``, as the 2025-11-25 sessions answer), the body limit,
+transport security, the SDK's inbound ladder (`classify_inbound_request`, routing-header and
+``Mcp-Param-*`` checks, the notification and malformed-body answers), its single-exchange dispatch
+context and `serve_one`. Only the response orchestration differs: the handler runs in the request's
+own task, a notification it emits is written straight to the response (committing
+``text/event-stream`` the first time, as the SDK does), a request still running after the SDK's ping
+interval commits SSE and pings, and the client leaving cancels the handler (one anyio cancel scope,
+as the SDK's task group does). Handshake-era requests, GETs of other paths and the
+protected-resource metadata go to the SDK's app unchanged.
 
 The SDK's pieces used here live in its private module ``mcp.server._streamable_http_modern``
 (there is no public seam for its ladder without the task group), reached through `tools_app.sdk`; the SDK is pinned in
@@ -69,7 +70,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server import quotas
-from mcpsite.auth import BearerChallenge
+from mcpsite.auth import BearerChallenge, granted_scopes, insufficient_scope
+from mcpsite.scopes import scopes_missing
 from tools_app import sdk
 from tools_app.sdk import (
     _INVALID_BODY,
@@ -169,6 +171,7 @@ class TenantEndpoint:
         max_body: int,
         auth: AuthSettings | None,
         verifier: TokenVerifier | None,
+        tool_needs: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.sdk_app = sdk_app
         self.manager = manager
@@ -177,9 +180,13 @@ class TenantEndpoint:
         self._param_headers: dict[str, tuple[Mapping[str, Any], bool]] = {}
         # The same chain, in the same order, as the SDK's app puts around its handler.
         modern: ASGIApp = RequestBodyLimitMiddleware(self._serve, max_body)
+        # The tools that need scopes beyond `mcp` (`mcpsite.scopes.tool_needs`): checked per call.
+        self.tool_needs = tool_needs or {}
+        self.metadata_url: AnyHttpUrl | None = None
         if verifier is not None:
             assert auth is not None
             metadata_url = build_resource_metadata_url(auth.resource_server_url) if auth.resource_server_url else None
+            self.metadata_url = metadata_url
             modern = BearerChallenge(modern, auth.required_scopes or [], metadata_url)
             modern = AuthContextMiddleware(modern)
             resource = auth.resource_server_url if auth.validate_token_resource else None
@@ -247,6 +254,12 @@ class TenantEndpoint:
         if isinstance(verdict, InboundLadderRejection):
             await _write_rejection(_says_missing(verdict, request.headers), req.id, scope, receive, send)
             return
+        if self.tool_needs and req.method == "tools/call":
+            granted = granted_scopes(scope)
+            needed = scopes_missing(self.tool_needs, decoded, granted)
+            if needed is not None:
+                await insufficient_scope(send, needed=needed, granted=granted, resource_metadata_url=self.metadata_url)
+                return
         app: Server[Any] = self.manager.app
         lifespan_state = sdk.lifespan_state(self.manager)  # what the tenant's lifespan yielded (its TenantInfo)
         if self._declares_param_headers(app, req):

@@ -42,6 +42,7 @@ from mcp_server.sessions import CappedSessionManager
 from mcpsite import protocol_methods
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
+from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
 from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
 from tools_app import sdk
 from tools_app.tenant import TenantInfo
@@ -101,10 +102,34 @@ def auth_settings(resource_url: str) -> AuthSettings:
         {
             "issuer_url": settings.MCPSITE["ISSUER"],
             "resource_server_url": resource_url,
-            "required_scopes": ["mcp"],
+            "required_scopes": [MCP_SCOPE],
             "validate_token_resource": True,
         }
     )
+
+
+def resource_metadata_routes(auth: AuthSettings) -> list[Route]:
+    """The RFC 9728 document of a private tenant (or a stand-in): its ``scopes_supported`` names
+    every scope a tool may need (`mcpsite.scopes.scopes_supported`), not only ``mcp``, which is all
+    the SDK's own document lists (its ``required_scopes``)."""
+    assert auth.resource_server_url is not None
+    return create_protected_resource_routes(
+        resource_url=auth.resource_server_url,
+        authorization_servers=[auth.issuer_url],
+        scopes_supported=scopes_supported(),
+    )
+
+
+def _replace_route(app: Starlette, routes: list[Route]) -> None:
+    """Put `routes` in place of the SDK's app's routes at the same paths (the SDK builds its own
+    metadata route inside ``streamable_http_app`` with no parameter for the scopes it lists)."""
+    for new in routes:
+        for index, route in enumerate(app.routes):
+            if isinstance(route, Route) and route.path == new.path:
+                app.routes[index] = new
+                break
+        else:
+            raise RuntimeError(f"the SDK's app has no route {new.path}: its layout changed")
 
 
 def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
@@ -173,10 +198,20 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         max_request_body_size=mcpsite["MAX_REQUEST_BODY"],
         session_idle_timeout=mcpsite["SESSION_IDLE_SECONDS"],
     )
-    if not info.public:
+    auth: AuthSettings | None = auth_kwargs.get("auth")
+    metadata_url = None
+    if auth is not None:
+        assert auth.resource_server_url is not None
         challenge_sdk_route(sdk_app, path)  # the same challenge as the 2026-07-28 entry's
+        _replace_route(sdk_app, resource_metadata_routes(auth))
+        metadata_url = build_resource_metadata_url(auth.resource_server_url)
+    # A private tenant's tools that need more than `mcp`: both entries check a call's scopes.
+    needs = tool_needs(info.toolsets) if auth is not None else {}
     manager = CappedSessionManager.adopt(
-        server.session_manager, max_sessions_per_principal=mcpsite["MAX_SESSIONS_PER_PRINCIPAL"]
+        server.session_manager,
+        max_sessions_per_principal=mcpsite["MAX_SESSIONS_PER_PRINCIPAL"],
+        tool_needs=needs,
+        resource_metadata_url=metadata_url,
     )
     app = TenantEndpoint(
         sdk_app,
@@ -184,8 +219,9 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         path=path,
         security=security,
         max_body=mcpsite["MAX_REQUEST_BODY"],
-        auth=auth_kwargs.get("auth"),
+        auth=auth,
         verifier=auth_kwargs.get("token_verifier"),
+        tool_needs=needs,
     )
     return server, app
 
@@ -221,11 +257,7 @@ def build_stand_in(slug: str) -> ASGIApp:
                     unreachable, auth.required_scopes or [], build_resource_metadata_url(auth.resource_server_url)
                 ),
             ),
-            *create_protected_resource_routes(
-                resource_url=auth.resource_server_url,
-                authorization_servers=[auth.issuer_url],
-                scopes_supported=auth.required_scopes,
-            ),
+            *resource_metadata_routes(auth),
         ],
         middleware=[
             Middleware(

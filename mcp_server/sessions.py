@@ -23,6 +23,10 @@ so this costs no extra copy): a client that leaves mid-body is answered nothing 
 INFO line, as on the 2026-07-28 entry. The SDK's transport would log the `ClientDisconnect` as an
 ERROR with a traceback, and for an ``initialize`` open a session only to terminate it.
 
+The whole body also names the tool a ``tools/call`` calls before the SDK dispatches it: a call
+whose token lacks a scope the tool needs (`mcpsite.scopes`) is answered 403 ``insufficient_scope``
+here, as on the 2026-07-28 entry.
+
 Only requests that open a session reach the cap code; requests of an open session pay one
 ``try``, and 2026-07-28 requests never reach the session manager (`mcp_server.endpoint`).
 
@@ -38,8 +42,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import cast
+from typing import Any, cast
 
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
@@ -52,7 +57,9 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcp_server import quotas
 from mcp_server.exceptions import McpServerError
+from mcpsite.auth import granted_scopes, insufficient_scope
 from mcpsite.net import address_bucket
+from mcpsite.scopes import scopes_missing
 from tools_app import sdk
 
 logger = logging.getLogger(__name__)
@@ -83,16 +90,29 @@ class CappedSessionManager(StreamableHTTPSessionManager):
     """The SDK's session manager with a cap of open sessions per person."""
 
     max_sessions_per_principal: int
+    tool_needs: Mapping[str, tuple[str, ...]]
+    resource_metadata_url: Any
     _open: dict[Person, int]
     _person_of: dict[str, Person]
 
     @classmethod
-    def adopt(cls, manager: StreamableHTTPSessionManager, *, max_sessions_per_principal: int) -> CappedSessionManager:
+    def adopt(
+        cls,
+        manager: StreamableHTTPSessionManager,
+        *,
+        max_sessions_per_principal: int,
+        tool_needs: Mapping[str, tuple[str, ...]] | None = None,
+        resource_metadata_url: Any = None,
+    ) -> CappedSessionManager:
+        """`manager` as a capped one; with `tool_needs` (`mcpsite.scopes.tool_needs`), a
+        ``tools/call`` whose tool needs a scope the token lacks is answered 403 before the SDK sees it."""
         if max_sessions_per_principal <= 0:
             raise ValueError("max_sessions_per_principal must be a positive number of sessions")
         manager.__class__ = cls
         capped = cast(CappedSessionManager, manager)
         capped.max_sessions_per_principal = max_sessions_per_principal
+        capped.tool_needs = tool_needs or {}
+        capped.resource_metadata_url = resource_metadata_url
         capped._open = {}
         capped._person_of = {}
         return capped
@@ -115,6 +135,16 @@ class CappedSessionManager(StreamableHTTPSessionManager):
                 )
                 return
             receive, body = whole
+            if self.tool_needs:
+                # The body names the tool before the SDK dispatches it: refuse a call the token's
+                # scopes do not cover, as the 2026-07-28 entry does.
+                granted = granted_scopes(scope)
+                needed = scopes_missing(self.tool_needs, _decoded(body), granted)
+                if needed is not None:
+                    await insufficient_scope(
+                        send, needed=needed, granted=granted, resource_metadata_url=self.resource_metadata_url
+                    )
+                    return
             headers = Headers(scope=scope)
             if not (
                 MCP_SESSION_ID_HEADER in headers or MCP_PROTOCOL_VERSION_HEADER in headers or _opens_a_session(body)
@@ -171,13 +201,18 @@ _NO_VERSION_NOR_SESSION = (
 )
 
 
+def _decoded(body: bytes) -> Any:
+    """The body as JSON, or None when it does not parse (the SDK answers that)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _opens_a_session(body: bytes) -> bool:
     """Whether the SDK would take this body as a session's opening: ``initialize``, alone or in a batch.
     Anything else without a session (a body that does not parse included) is answered by us."""
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        return False
+    decoded = _decoded(body)
     messages = decoded if isinstance(decoded, list) else [decoded]
     return any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages)
 

@@ -19,7 +19,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,21 +243,66 @@ class BearerChallenge:
         await self.app(scope, receive, send)
 
     async def _challenge(self, send: Send, status: int, error: str | None = None, description: str = "") -> None:
-        parts = [f'error="{error}"', f'error_description="{description}"'] if error else []
-        if self.required_scopes:
-            parts.append(f'scope="{" ".join(self.required_scopes)}"')
-        if self.resource_metadata_url:
-            parts.append(f'resource_metadata="{self.resource_metadata_url}"')
-        # The SDK's JSON body for a refusal; a bare challenge has no error to put in one.
-        body = json.dumps({"error": error, "error_description": description}).encode() if error else b""
-        headers = [
-            (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", f"Bearer {', '.join(parts)}".encode()),
-        ]
-        if body:
-            headers.append((b"content-type", b"application/json"))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await challenge_send(
+            send,
+            status,
+            scopes=self.required_scopes,
+            resource_metadata_url=self.resource_metadata_url,
+            error=error,
+            description=description,
+        )
+
+
+async def challenge_send(
+    send: Send,
+    status: int,
+    *,
+    scopes: Sequence[str],
+    resource_metadata_url: Any,
+    error: str | None = None,
+    description: str = "",
+) -> None:
+    """One bearer challenge: ``WWW-Authenticate`` with the error (if any), the scopes to ask for
+    and the resource metadata, and the SDK's JSON body for a refusal."""
+    parts = [f'error="{error}"', f'error_description="{description}"'] if error else []
+    if scopes:
+        parts.append(f'scope="{" ".join(scopes)}"')
+    if resource_metadata_url:
+        parts.append(f'resource_metadata="{resource_metadata_url}"')
+    # The SDK's JSON body for a refusal; a bare challenge has no error to put in one.
+    body = json.dumps({"error": error, "error_description": description}).encode() if error else b""
+    headers = [
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", f"Bearer {', '.join(parts)}".encode()),
+    ]
+    if body:
+        headers.append((b"content-type", b"application/json"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def granted_scopes(scope: Scope) -> Sequence[str]:
+    """The scopes of the request's verified token (none without one)."""
+    auth = scope.get("auth")
+    return auth.scopes if auth is not None else ()
+
+
+async def insufficient_scope(
+    send: Send, *, needed: Sequence[str], granted: Sequence[str], resource_metadata_url: Any
+) -> None:
+    """403 ``insufficient_scope`` for a call whose tool needs scopes the token lacks: the challenge
+    names every scope the call needs (RFC 6750 section 3.1; MCP's step-up), not only the missing
+    ones, so a client that asks for exactly those gets a token that makes the call."""
+    missing = " ".join(scope for scope in needed if scope not in granted)
+    logger.info("tool call refused: the token lacks scope %s", missing)
+    await challenge_send(
+        send,
+        403,
+        scopes=needed,
+        resource_metadata_url=resource_metadata_url,
+        error="insufficient_scope",
+        description=f"Required scope: {missing}",
+    )
 
 
 def _sent_a_bearer_token(scope: Scope) -> bool:

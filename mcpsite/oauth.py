@@ -21,6 +21,7 @@ from django.utils.module_loading import import_string
 from oauth2_provider.cimd import CIMDError
 from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.models import Application
+from oauth2_provider.scopes import get_scopes_backend
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import (
     AuthorizationView,
@@ -34,6 +35,7 @@ from mcpsite.exceptions import McpsiteError
 from mcpsite.jsonbody import JSONTooDeep, json_loads_bounded
 from mcpsite.models import ClientApplicationType, Tenant
 from mcpsite.net import address_bucket
+from mcpsite.scopes import MCP_SCOPE
 from mcpsite.tenancy import tenant_slug_of_resource
 
 logger = logging.getLogger(__name__)
@@ -79,6 +81,9 @@ class TenantAuthorizationView(AuthorizationView):
         refusal = self._refusal((form.cleaned_data.get("resource") or "").split())
         if refusal is not None:
             return self._page(*refusal)
+        form.cleaned_data["scope"] = granted_of(
+            (form.cleaned_data.get("scope") or "").split(), self.request.POST.getlist("granted")
+        )
         return super().form_valid(form)
 
     def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
@@ -90,6 +95,11 @@ class TenantAuthorizationView(AuthorizationView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["tenant"] = getattr(self, "tenant", None)
+        # Each scope asked for, in words, with whether the user may leave it out (every one but `mcp`).
+        words = get_scopes_backend().get_all_scopes()
+        context["scope_choices"] = [
+            (scope, words.get(scope, scope), scope != MCP_SCOPE) for scope in context.get("scopes") or ()
+        ]
         return context
 
     def _refusal(self, resources: list[str]) -> tuple[str, str] | None:
@@ -107,6 +117,13 @@ class TenantAuthorizationView(AuthorizationView):
         return self.error_response(
             FatalClientError(error=CustomOAuth2Error(error=code, description=description)), application=None
         )
+
+
+def granted_of(requested: list[str], ticked: list[str]) -> str:
+    """The scopes a consent grants: `mcp` (a token without it calls nothing, so it is not offered
+    as a choice) and the requested ones the user left ticked; a ticked scope that was not asked for
+    is not granted."""
+    return " ".join([MCP_SCOPE, *(scope for scope in requested if scope != MCP_SCOPE and scope in ticked)])
 
 
 def with_issuer(uri: str, issuer: str) -> str:

@@ -22,6 +22,7 @@ from oauth2_provider.settings import oauth2_settings
 from mcpsite.conf import mcpsite_settings
 from mcpsite.exceptions import McpsiteError
 from mcpsite.models import Tenant
+from mcpsite.scopes import tenant_scopes
 from mcpsite.tenancy import toolsets_known
 
 logger = logging.getLogger(__name__)
@@ -54,14 +55,18 @@ def token_issue(
     tenant: Tenant,
     user: AbstractBaseUser,
     application: Application | None = None,
-    scope: str = "mcp",
+    scope: str | None = None,
     expires_in: timedelta | None = None,
     site_root: str | None = None,
     resource: list[str] | None = None,
 ) -> AccessToken:
-    """A bearer token for `user` at `tenant`'s MCP endpoint (RFC 8707: bound to its resource URL)."""
+    """A bearer token for `user` at `tenant`'s MCP endpoint (RFC 8707: bound to its resource URL),
+    with `scope` (space-separated), by default every scope the tenant's tools need (`mcp` and the
+    scopes its toolsets' tools declare), so it calls every tool."""
     if not tenant.members.filter(pk=user.pk).exists():
         raise TenantMembershipRequired(tenant=tenant, user=user)
+    if scope is None:
+        scope = " ".join(tenant_scopes(tenant.toolsets or ()))
     lifetime = expires_in or timedelta(seconds=settings.ACCESS_TOKEN_SECONDS)
     return AccessToken.objects.create(
         user=user,

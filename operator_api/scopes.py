@@ -2,14 +2,15 @@
 
 Operator scopes go only to an operator machine client (`OperatorClient`), and only the ones it
 was created with; every other client (a DCR registration, the scripts' client) may ask for the
-rest (``mcp``), exactly as before. The authorization server's metadata lists only those.
+rest (``mcp`` and the scopes toolsets declare, `mcpsite.scopes.ToolScopes`), exactly as before.
+The authorization server's metadata lists only those.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from oauth2_provider.scopes import SettingsScopes
+from mcpsite.scopes import ToolScopes
 
 OPERATOR_SCOPES = frozenset(
     {"approvals:read", "approvals:write", "keys:rotate", "tenants:write", "tasks:read", "tasks:write"}
@@ -26,7 +27,7 @@ def operator_scopes_of(application: Any) -> list[str] | None:
     return None if scopes is None else [scope for scope in scopes if scope in OPERATOR_SCOPES]
 
 
-class OperatorScopes(SettingsScopes):
+class OperatorScopes(ToolScopes):
     def get_available_scopes(
         self, application: Any = None, request: Any = None, *args: Any, **kwargs: Any
     ) -> list[str]:

@@ -12,7 +12,7 @@ import functools
 import inspect
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -24,6 +24,7 @@ from mcp.server.mcpserver.utilities.context_injection import find_context_parame
 from mcp_types import InputRequiredResult
 from pydantic import BaseModel
 
+from tools_app.exceptions import ToolsAppError
 from tools_app.sdk import sdk_tool
 from tools_app.sensitive import check_form_schema, check_resolvers
 from tools_app.tasking import TaskMode, TaskSupport, handing_over
@@ -121,12 +122,21 @@ class _Entry:
     kwargs: dict[str, Any] = field(default_factory=dict)
     names: WireNames | None = None  # the public names of its questions (`tools_app.wirenames`)
     task: TaskSupport | None = None  # run as a durable task (`tools_app.tasking`, `mcp_tasks`)
+    scopes: tuple[str, ...] = ()  # the OAuth scopes a call needs beyond the tenant's own (`Toolset.tool`)
+
+
+class UndescribedScope(ToolsAppError, ValueError):
+    """A tool names a scope its toolset does not describe (the consent page would have no words for it)."""
 
 
 class Toolset:
-    def __init__(self, name: str | None = None, *, description: str = "") -> None:
+    def __init__(
+        self, name: str | None = None, *, description: str = "", scopes: Mapping[str, str] | None = None
+    ) -> None:
         self.name = name or ""  # discovery fills in the module name
         self.description = description
+        # The scopes its tools may need, each with the words the consent page shows for it.
+        self.scopes = dict(scopes or {})
         self._entries: list[_Entry] = []
         self._tools: list[Tool] | None = None
 
@@ -140,17 +150,30 @@ class Toolset:
         task: TaskMode | None = None,
         task_retries: int = 0,
         ask_before_task: bool = False,
+        scopes: Sequence[str] = (),
         **kwargs: Any,
     ) -> Callable[[F], F]:
-        """Register a tool; takes the keyword arguments of `MCPServer.tool()`, and ``task``
-        (with ``task_retries``, ``ask_before_task``) to run it as a durable task (`tools_app.tasking`)."""
+        """Register a tool; takes the keyword arguments of `MCPServer.tool()`, ``task`` (with
+        ``task_retries``, ``ask_before_task``) to run it as a durable task (`tools_app.tasking`),
+        and ``scopes``: the OAuth scopes a token needs to call it, each described by the toolset's
+        ``scopes`` (a call without them is refused before it runs, `mcpsite.scopes`)."""
         support = TaskSupport(task, task_retries, ask_before_task) if task is not None else None
+        if isinstance(scopes, str):
+            scopes = scopes.split()
 
         def decorator(fn: F) -> F:
             where = f"tool {name or fn.__name__!r}"
+            undescribed = [scope for scope in scopes if scope not in self.scopes]
+            if undescribed:
+                raise UndescribedScope(
+                    f"{where} needs scope(s) {', '.join(undescribed)}, which its toolset does not describe:"
+                    " name each in Toolset(scopes={scope: words for the consent page})"
+                )
             check_resolvers(fn, where=where)
             registered = handing_over(fn) if support is not None and support.ask_before_task else fn
-            entry = _Entry("tool", registered, {"name": name, **kwargs}, wire_names(fn, where=where), support)
+            entry = _Entry(
+                "tool", registered, {"name": name, **kwargs}, wire_names(fn, where=where), support, tuple(scopes)
+            )
             self._entries.append(entry)
             return fn
 
@@ -187,6 +210,14 @@ class Toolset:
             entry.kwargs.get("name") or entry.fn.__name__: entry.task
             for entry in self._entries
             if entry.kind == "tool" and entry.task is not None
+        }
+
+    def tool_scopes(self) -> dict[str, tuple[str, ...]]:
+        """Its tools that need scopes, by registered name, and the scopes each needs."""
+        return {
+            entry.kwargs.get("name") or entry.fn.__name__: entry.scopes
+            for entry in self._entries
+            if entry.kind == "tool" and entry.scopes
         }
 
     def tools(self) -> list[Tool]:

@@ -15,7 +15,10 @@ from pydantic import BaseModel, Field
 from demo.models import Booking, File, Folder
 from tools_app.toolsets import Elicit, Toolset, tenant_of
 
-toolset = Toolset(description="Documented examples: provision, delete_folder, book_table, briefing")
+toolset = Toolset(
+    description="Documented examples: provision, delete_folder, book_table, briefing",
+    scopes={"files:write": "Delete folders and the files in them"},
+)
 
 FULLY_BOOKED = {datetime.date(2025, 12, 25)}
 
@@ -47,7 +50,7 @@ async def confirm_delete(path: str, ctx: Context) -> Confirm | Elicit[Confirm]:
     return Elicit(f"{path} has {file_count} file(s). Delete anyway?", Confirm)
 
 
-@toolset.tool()
+@toolset.tool(scopes=["files:write"])
 async def delete_folder(
     path: str,
     ctx: Context,

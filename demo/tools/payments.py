@@ -30,7 +30,8 @@ from tools_app.urlmode import (
 )
 
 toolset = UrlModeToolset(
-    description="URL-mode examples: pay_deposit, book_table_with_deposit (payments), request_refund (staff approval)"
+    description="URL-mode examples: pay_deposit, book_table_with_deposit (payments), request_refund (staff approval)",
+    scopes={"payments": "Pay deposits and ask for refunds (each payment still opens a page you confirm)"},
 )
 
 DEPOSIT = Decimal("20.00")
@@ -50,7 +51,7 @@ async def deposit(booking_id: int, ctx: Context) -> Payment:
     )
 
 
-@toolset.tool()
+@toolset.tool(scopes=["payments"])
 async def pay_deposit(booking_id: int, paid: Annotated[UrlOutcome, Resolve(deposit)]) -> str:
     """Confirm a booking by paying its 20 EUR deposit."""
     match paid:
@@ -78,7 +79,7 @@ async def staff_approval(order_id: str, amount: Decimal) -> Approval:
     )
 
 
-@toolset.tool()
+@toolset.tool(scopes=["payments"])
 async def request_refund(
     order_id: str,
     amount: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)],
@@ -124,7 +125,7 @@ async def table_deposit(party_size: int, choice: Choice) -> Payment | UrlOutcome
     )
 
 
-@toolset.tool()
+@toolset.tool(scopes=["payments"])
 async def book_table_with_deposit(
     date: datetime.date,
     party_size: Annotated[int, Field(ge=1, le=20)],

@@ -59,6 +59,7 @@ def test_no_machine_client_is_made_for_a_non_staff_user_or_with_other_scopes(cas
         operator_client_create(user=ops, scopes=["keys:rotate", "mcp"])
 
 
-def test_the_authorization_server_metadata_still_lists_only_the_mcp_scope(server: LiveServer) -> None:
+def test_the_authorization_server_metadata_still_lists_only_the_mcp_scopes(server: LiveServer) -> None:
+    # `mcp` and the scopes tools declare (issue 28 item 1); never an operator scope.
     metadata = httpx2.get(f"{server.url}/.well-known/oauth-authorization-server", timeout=10).json()
-    assert metadata["scopes_supported"] == ["mcp"]
+    assert metadata["scopes_supported"] == ["files:write", "mcp", "payments"]

@@ -23,7 +23,7 @@ def test_mcp_token_prints_a_token_bound_to_the_tenant_resource() -> None:
     stored = AccessToken.objects.get(token=token)
     assert stored.user.username == "alice"
     assert stored.resource == ["http://127.0.0.1:8000/t/demo/mcp"] or stored.resource[0].endswith("/t/demo/mcp")
-    assert stored.scope == "mcp"
+    assert stored.scope == "mcp files:write"  # every scope of the demo tenant's tools
 
 
 def test_mcp_token_refuses_a_non_member() -> None:
