@@ -65,6 +65,8 @@ def test_a_token_posted_with_a_superuser_stays_alices(live: LiveServer, cast: Ca
     clerk = staff_member(["oauth2_provider.view_accesstoken", "oauth2_provider.change_accesstoken"])
     token = _alices_credentials(live, cast)["accesstoken"]
     assert isinstance(token, AccessToken)
+    issued_scope = token.scope  # what `mcp_token` grants: mcp and the tools' scopes, never keys:rotate
+    assert "keys:rotate" not in issued_scope.split()
     superuser = User.objects.get(username="staff")
 
     admin = admin_as(clerk)
@@ -86,5 +88,5 @@ def test_a_token_posted_with_a_superuser_stays_alices(live: LiveServer, cast: Ca
     )
 
     token.refresh_from_db()
-    assert (token.user.username, token.scope) == ("alice", "mcp")
+    assert (token.user.username, token.scope) == ("alice", issued_scope)
     assert token.expires < timezone.now() + timedelta(days=1)

@@ -48,7 +48,7 @@ def test_protected_resource_metadata_points_at_the_authorization_server(live: Li
     metadata = httpx2.get(f"{live.url}/.well-known/oauth-protected-resource/t/demo/mcp").json()
     assert metadata["resource"] == live.mcp_url()
     assert metadata["authorization_servers"] == [live.url]
-    assert metadata["scopes_supported"] == ["mcp"]
+    assert metadata["scopes_supported"] == ["mcp", "files:write", "payments"]  # mcp and every tool scope
 
 
 def test_registered_public_client_is_visible_in_the_admin(live: LiveServer, cast: Cast) -> None:
