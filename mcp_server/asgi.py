@@ -24,7 +24,8 @@ django_application = ASGIStaticFilesHandler(get_asgi_application())
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from mcp_server import background  # noqa: E402
-from mcp_server.registry import registry, stand_in  # noqa: E402
+from mcp_server.compose import stand_in  # noqa: E402
+from mcp_server.registry import registry  # noqa: E402
 from mcpsite import cors  # noqa: E402
 from mcpsite.tenancy import tenant_slug_of_path  # noqa: E402
 
@@ -69,7 +70,7 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         if slug is not None:
             # The tenant's app, built here on its first request. No tenant served here: a stand-in
             # answers as a private tenant answers a stranger, so whether a tenant exists is told
-            # only to its members (`registry.build_stand_in`).
+            # only to its members (`compose.build_stand_in`).
             app = await registry.app_for(slug) or stand_in(slug)
             if scope["path"][1] == "t":
                 # Browsers: a CORS preflight is answered here, before the tenant app (it

@@ -13,37 +13,21 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Collection
-from contextlib import asynccontextmanager
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from channels.db import database_sync_to_async
 from django.conf import settings
-from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.request_state import RequestStateSecurity
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INTERNAL_ERROR
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.authentication import AuthenticationMiddleware
-from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_server.endpoint import TenantEndpoint
+from mcp_server.compose import build_server
 from mcp_server.exceptions import McpServerError
 from mcp_server.sessions import CappedSessionManager
-from mcpsite import protocol_methods
-from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
-from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
-from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
-from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
 from tools_app import sdk
 from tools_app.tenant import TenantInfo
 
@@ -84,194 +68,6 @@ def load_tenants(slugs: Collection[str]) -> dict[str, TenantInfo]:
     from mcpsite.models import Tenant
 
     return {t.slug: _info(t) for t in Tenant.objects.served().filter(slug__in=list(slugs))}
-
-
-def transport_security() -> TransportSecuritySettings:
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=list(settings.MCPSITE["MCP_ALLOWED_HOSTS"]),
-        # An origin allowed for CORS is one staff chose to trust, so it passes this check too.
-        allowed_origins=[*settings.MCPSITE["MCP_ALLOWED_ORIGINS"], *settings.MCPSITE["CORS_ALLOWED_ORIGINS"]],
-    )
-
-
-def auth_settings(resource_url: str) -> AuthSettings:
-    # Validated from strings so a path-less issuer keeps its exact form (no trailing slash):
-    # RFC 8414 compares issuers as strings.
-    return AuthSettings.model_validate(
-        {
-            "issuer_url": settings.MCPSITE["ISSUER"],
-            "resource_server_url": resource_url,
-            "required_scopes": [MCP_SCOPE],
-            "validate_token_resource": True,
-        }
-    )
-
-
-def resource_metadata_routes(auth: AuthSettings) -> list[Route]:
-    """The RFC 9728 document of a private tenant (or a stand-in): its ``scopes_supported`` names
-    every scope a tool may need (`mcpsite.scopes.scopes_supported`), not only ``mcp``, which is all
-    the SDK's own document lists (its ``required_scopes``)."""
-    assert auth.resource_server_url is not None
-    return create_protected_resource_routes(
-        resource_url=auth.resource_server_url,
-        authorization_servers=[auth.issuer_url],
-        scopes_supported=scopes_supported(),
-    )
-
-
-def _replace_route(app: Starlette, routes: list[Route]) -> None:
-    """Put `routes` in place of the SDK's app's routes at the same paths (the SDK builds its own
-    metadata route inside ``streamable_http_app`` with no parameter for the scopes it lists)."""
-    for new in routes:
-        for index, route in enumerate(app.routes):
-            if isinstance(route, Route) and route.path == new.path:
-                app.routes[index] = new
-                break
-        else:
-            raise RuntimeError(f"the SDK's app has no route {new.path}: its layout changed")
-
-
-def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
-    """The tenant's `MCPServer` and its Streamable HTTP app (both protocol generations)."""
-    from mcp_tasks.extension import TasksExtension
-    from tools_app.discovery import toolsets
-
-    mcpsite = settings.MCPSITE
-    resource_url = tenant_resource_url(info.slug)
-
-    @asynccontextmanager
-    async def lifespan(_: MCPServer[TenantInfo]) -> AsyncIterator[TenantInfo]:
-        yield info
-
-    auth_kwargs: dict[str, Any] = {}
-    if not info.public:
-        auth_kwargs = {
-            "token_verifier": TenantTokenVerifier(
-                resource_url=resource_url, issuer=mcpsite["ISSUER"], tenant_id=info.id
-            ),
-            "auth": auth_settings(resource_url),
-        }
-    # Durable tasks, for a tenant whose toolsets declare task tools (`mcp_tasks`); none otherwise.
-    served = [toolsets[n] for n in info.toolsets if n in toolsets]
-    tasks = TasksExtension.for_toolsets(served)
-    replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
-    server: MCPServer[TenantInfo] = MCPServer(
-        name=info.audience,
-        title=info.name,
-        version=info.version,  # 2026-07-28 clients expect serverInfo.version: the tenant's config revision
-        lifespan=lifespan,
-        request_state_security=RequestStateSecurity(
-            codec=PayloadNotingCodec(ring), ttl=mcpsite["REQUEST_STATE_TTL"], audience=info.audience
-        ),
-        log_level=settings.LOG_LEVEL,
-        # Innermost: runs only once the SDK's request-state boundary has verified the state.
-        middleware=[replay_guard],
-        extensions=[tasks] if tasks is not None else None,
-        # Built once per process and shared by every tenant serving the toolset (`Toolset.tools`).
-        tools=[tool for toolset in served for tool in toolset.tools()],
-        **auth_kwargs,
-    )
-    if tasks is not None:
-        tasks.server = server
-    if not mcpsite["OTEL_SPANS"]:
-        # The SDK ships an OpenTelemetry span per message, a no-op without an exporter that still
-        # costs every request; its documented opt-out is dropping it from this list.
-        sdk.drop_otel_spans(server)
-    # Outermost, ahead of the SDK's built-ins (it sees the sealed token); `middleware=` only
-    # appends inside them, so this one is inserted.
-    server.middleware.insert(0, remember_wire_state)
-    protocol_methods.install(server)
-    for name in info.toolsets:
-        toolset = toolsets.get(name)
-        if toolset is None:
-            logger.warning("tenant %s enables unknown toolset %r; skipped", info.slug, name)
-            continue
-        toolset.install(server)
-    # Last, once every handler is registered: they wait for the replay claim sent ahead of them.
-    replay_guard.guard_handlers(sdk.lowlevel_server(server))
-    path = tenant_mcp_path(info.slug)
-    security = transport_security()
-    sdk_app = server.streamable_http_app(
-        streamable_http_path=path,
-        transport_security=security,
-        max_request_body_size=mcpsite["MAX_REQUEST_BODY"],
-        session_idle_timeout=mcpsite["SESSION_IDLE_SECONDS"],
-    )
-    auth: AuthSettings | None = auth_kwargs.get("auth")
-    metadata_url = None
-    if auth is not None:
-        assert auth.resource_server_url is not None
-        challenge_sdk_route(sdk_app, path)  # the same challenge as the 2026-07-28 entry's
-        _replace_route(sdk_app, resource_metadata_routes(auth))
-        metadata_url = build_resource_metadata_url(auth.resource_server_url)
-    # A private tenant's tools that need more than `mcp`: both entries check a call's scopes.
-    needs = tool_needs(info.toolsets) if auth is not None else {}
-    manager = CappedSessionManager.adopt(
-        server.session_manager,
-        max_sessions_per_principal=mcpsite["MAX_SESSIONS_PER_PRINCIPAL"],
-        tool_needs=needs,
-        resource_metadata_url=metadata_url,
-    )
-    app = TenantEndpoint(
-        sdk_app,
-        manager,
-        path=path,
-        security=security,
-        max_body=mcpsite["MAX_REQUEST_BODY"],
-        auth=auth,
-        verifier=auth_kwargs.get("token_verifier"),
-        tool_needs=needs,
-    )
-    return server, app
-
-
-NO_TENANT = 0
-"""The tenant id a stand-in verifies tokens for: no tenant row has it (ids start at 1), so no
-token's user is a member of it."""
-
-
-def build_stand_in(slug: str) -> ASGIApp:
-    """What answers at ``/t/<slug>/mcp`` (and its RFC 9728 metadata) when no tenant is served
-    there: a private tenant that has no members, built from the same parts as a tenant's app.
-
-    So an unknown or disabled tenant answers exactly what a private tenant answers anyone but its
-    members: the same challenge for every method (bare without a token, ``invalid_token`` with
-    one, after the same token lookup), the same public metadata document. Whether a tenant
-    exists is told only to its members (a public tenant answers anyone, by design). No MCP
-    server is built: nothing gets past the challenge.
-    """
-    resource_url = tenant_resource_url(slug)
-    auth = auth_settings(resource_url)
-    assert auth.resource_server_url is not None
-    verifier = TenantTokenVerifier(resource_url=resource_url, issuer=settings.MCPSITE["ISSUER"], tenant_id=NO_TENANT)
-
-    async def unreachable(scope: Scope, receive: Receive, send: Send) -> None:
-        raise AssertionError("a stand-in's challenge let a request through")
-
-    return Starlette(
-        routes=[
-            Route(
-                tenant_mcp_path(slug),
-                endpoint=BearerChallenge(
-                    unreachable, auth.required_scopes or [], build_resource_metadata_url(auth.resource_server_url)
-                ),
-            ),
-            *resource_metadata_routes(auth),
-        ],
-        middleware=[
-            Middleware(
-                AuthenticationMiddleware,
-                backend=BearerAuthBackend(verifier, resource_server_url=auth.resource_server_url),
-            ),
-            Middleware(AuthContextMiddleware),
-        ],
-    )
-
-
-# Stand-ins are cheap to build but are asked for by any path a caller makes up: a bounded few are
-# kept, so a flood of made-up slugs costs a build each and no memory.
-stand_in = functools.lru_cache(maxsize=256)(build_stand_in)
 
 
 @dataclass(eq=False)

@@ -50,7 +50,7 @@ def tool_scope_words() -> dict[str, str]:
 def scopes_supported() -> list[str]:
     """What every tenant's protected resource metadata lists: ``mcp``, then every scope a toolset
     declares. Site-wide rather than per tenant: an unknown tenant answers exactly as a private one
-    (`mcp_server.registry.build_stand_in`), metadata included, and which toolsets a tenant enables
+    (`mcp_server.compose.build_stand_in`), metadata included, and which toolsets a tenant enables
     is told only to its members."""
     return [MCP_SCOPE, *sorted(tool_scope_words())]
 

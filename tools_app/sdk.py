@@ -11,10 +11,11 @@ Subclasses that override private methods stay beside the behaviour they add, and
   per-principal session cap, counted under the SDK's session-creation lock) and
   ``_discard_session`` (releasing the count). A public admission hook would replace all three.
 
-Covered by a public parameter instead (no private touch): the replay guard is passed as
-``MCPServer(middleware=[...])``. Not covered: `remember_wire_state` must run outside the SDK's
-built-ins, which ``middleware=`` cannot place, so it is inserted into the public ``server.middleware``
-list; and the 2026-07-28 entry reads the lifespan's state from the manager (see `lifespan_state`).
+Not covered by a public parameter: our layers stand around the SDK's built-ins (one outside them,
+the rest inside its requestState boundary), which ``MCPServer(middleware=...)`` cannot place, so
+`mcp_server.compose.layers` writes the whole public ``server.middleware`` list in its one order from
+`built_in_layers`; and the 2026-07-28 entry reads the lifespan's state from the manager (see
+`lifespan_state`).
 
 Replaced, not just read: the resolver's ``_render_request`` and ``_request_digest`` (module globals of
 ``mcp.server.mcpserver.resolve``), wrapped to keep a fixed form question's rendering
@@ -50,6 +51,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver import resolve as _resolve
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.request_state import RequestStateBoundary
 from mcp.server.runner import ServerRunner, aclose_shielded
 
 # `CappedSessionManager` answers a refused admission the way the SDK answers its own refusals
@@ -70,7 +72,7 @@ __all__ = [
     "_to_jsonrpc_response",
     "_write",
     "_write_rejection",
-    "drop_otel_spans",
+    "built_in_layers",
     "error_response",
     "lifespan_state",
     "lowlevel_server",
@@ -80,12 +82,23 @@ __all__ = [
 ]
 
 
-def drop_otel_spans(server: MCPServer[Any]) -> None:
-    """Remove the SDK's OpenTelemetry middleware (a span per message, a no-op without an exporter
-    that still costs every request). The SDK documents dropping it from ``server.middleware`` as the
-    opt-out but does not re-export the class (it lives in ``mcp.server._otel``); a public
-    ``MCPServer(telemetry=False)`` would replace this."""
-    server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+def built_in_layers(server: MCPServer[Any]) -> tuple[OpenTelemetryMiddleware, RequestStateBoundary]:
+    """The SDK's own layers of a server it just built, outermost first: its OpenTelemetry span per
+    message, then its requestState boundary. `mcp_server.compose.layers` places ours around them.
+
+    The SDK puts them in ``server.middleware`` with no public way to say where ours go
+    (``middleware=`` only appends inside them) and does not re-export the span's class (it lives in
+    ``mcp.server._otel``). Checked, not assumed: an SDK that adds, drops or reorders one fails here
+    at the first build. A public ``MCPServer(telemetry=False)`` and an ordered-middleware parameter
+    would replace this."""
+    found = list(server.middleware)
+    if (
+        len(found) != 2
+        or not isinstance(found[0], OpenTelemetryMiddleware)
+        or not isinstance(found[1], RequestStateBoundary)
+    ):
+        raise RuntimeError(f"the SDK's built-in middleware changed: {[type(m).__name__ for m in found]}")
+    return found[0], found[1]
 
 
 def lowlevel_server(server: MCPServer[Any]) -> Server[Any]:

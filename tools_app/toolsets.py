@@ -229,8 +229,9 @@ class Toolset:
             self._tools = [Tool.from_function(e.fn, **e.kwargs) for e in self._entries if e.kind == "tool"]
         return self._tools
 
-    def install(self, server: MCPServer[Any]) -> None:
-        names = WireNamesMiddleware.installed_on(server)
+    def install(self, server: MCPServer[Any], names: WireNamesMiddleware) -> None:
+        """Serve its tools, prompts and resources on `server`, telling `names` (the server's
+        question-renaming layer) the public names of each one's questions."""
         for entry in self._entries:
             if entry.kind == "tool":
                 if sdk_tool(server, entry.kwargs.get("name") or entry.fn.__name__) is None:  # not given built

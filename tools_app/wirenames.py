@@ -26,11 +26,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resolve import Resolve as SdkResolve
 from mcp.server.mcpserver.resolve import build_resolver_plans, find_resolved_parameters
 from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
-from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.methods import is_input_required
@@ -114,19 +112,6 @@ class WireNamesMiddleware:
 
     def __init__(self) -> None:
         self.calls: dict[tuple[str, str], WireNames] = {}
-
-    @classmethod
-    def installed_on(cls, server: MCPServer[Any]) -> WireNamesMiddleware:
-        """The server's instance: first inside the requestState boundary (it reads and writes the
-        plaintext state), before the replay guard (a refused retry must not spend its state)."""
-        chain = server.middleware
-        for middleware in chain:
-            if isinstance(middleware, cls):
-                return middleware
-        boundary = next(i for i, m in enumerate(chain) if isinstance(m, RequestStateBoundary))
-        middleware = cls()
-        chain.insert(boundary + 1, middleware)
-        return middleware
 
     def register(self, method: str, name: str, names: WireNames | None) -> None:
         if names is not None:

@@ -16,8 +16,8 @@ import pytest
 from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse
 
 from bench.asgi import Exchange, post_scope
+from mcp_server.compose import build_server
 from mcp_server.endpoint import TenantEndpoint, _write_answer
-from mcp_server.registry import build_server
 from tools_app.sdk import _write
 from tools_app.tenant import TenantInfo
 

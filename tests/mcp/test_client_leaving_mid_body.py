@@ -12,7 +12,7 @@ import pytest
 from starlette.types import Message
 
 from bench.asgi import post_scope
-from mcp_server.registry import build_server
+from mcp_server.compose import build_server
 from tests.conftest import Cast, LiveServer
 from tools_app.tenant import TenantInfo
 

@@ -19,8 +19,8 @@ from starlette.types import Scope
 
 from bench.asgi import Exchange, post_scope
 from mcp_server import endpoint as endpoint_module
+from mcp_server.compose import build_server
 from mcp_server.endpoint import TenantEndpoint
-from mcp_server.registry import build_server
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import modern_post, raw_post
 from tools_app.tenant import TenantInfo

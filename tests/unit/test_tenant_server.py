@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from mcp_server.registry import build_server
+from mcp_server.compose import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
 from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
@@ -42,3 +42,20 @@ def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_o
     assert pay.parameters["additionalProperties"] is False
     assert pay.fn_metadata.arg_model.model_config.get("extra") == "forbid"
     assert sdk_tool(first, "pay_deposit") is None  # a toolset the tenant does not serve
+
+
+def test_every_layer_stands_in_its_one_order() -> None:
+    """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
+    sealed state noted outside the boundary, then question names, the replay guard, URL-mode steps."""
+    payments = TenantInfo(id=3, slug="pay", name="Pay", public=True, toolsets=("demo", "payments"), version="v1")
+    server, _ = build_server(payments)
+    assert [type(m).__name__ for m in server.middleware] == [
+        "function",
+        "RequestStateBoundary",
+        "WireNamesMiddleware",
+        "RefuseReplayedState",
+        "UrlModeMiddleware",
+    ]
+    assert server.middleware[0] is remember_wire_state
+    plain, _ = build_server(INFO)
+    assert "UrlModeMiddleware" not in [type(m).__name__ for m in plain.middleware]

@@ -20,6 +20,7 @@ from pydantic import ConfigDict
 from tools_app.sdk import sdk_tool
 from tools_app.toolsets import Toolset
 from tools_app.urlmode.fulfil import INPUT_REQUIRED_VERSION, Round, current_round
+from tools_app.wirenames import WireNamesMiddleware
 from tools_app.wirestate import unwrap_state, wire_result, wrap_state
 
 _STATE_KEY = "mcpsite.url"
@@ -106,17 +107,16 @@ class UrlModeMiddleware:
 
 
 class UrlModeToolset(Toolset):
-    """A `Toolset` whose tools may use `url_step` resolvers: installs `UrlModeMiddleware` once,
-    and makes its tools refuse arguments they do not declare (see `_forbid_extra_arguments`)."""
+    """A `Toolset` whose tools may use `url_step` resolvers: a server serving one has the
+    `UrlModeMiddleware` layer (placed by `mcp_server.compose.layers`), and its tools refuse
+    arguments they do not declare (see `_forbid_extra_arguments`)."""
 
-    def install(self, server: MCPServer[Any]) -> None:
-        super().install(server)
+    def install(self, server: MCPServer[Any], names: WireNamesMiddleware) -> None:
+        super().install(server, names)
         for name in self.tool_names():
             tool = sdk_tool(server, name)
             if tool is not None:
                 _forbid_extra_arguments(tool)
-        if not any(isinstance(m, UrlModeMiddleware) for m in server.middleware):
-            server.middleware.append(UrlModeMiddleware())
 
 
 def _forbid_extra_arguments(tool: Tool) -> None:
