@@ -45,6 +45,7 @@ from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wi
 from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
 from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
 from tools_app import sdk
+from tools_app.mcp_apps import HideAppsFromPlainClients, apps_extension  # issue 30: MCP Apps
 from tools_app.tenant import TenantInfo
 
 if TYPE_CHECKING:
@@ -155,6 +156,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     # Durable tasks, for a tenant whose toolsets declare task tools (`mcp_tasks`); none otherwise.
     served = [toolsets[n] for n in info.toolsets if n in toolsets]
     tasks = TasksExtension.for_toolsets(served)
+    apps = apps_extension(served)  # issue 30: the MCP Apps views the toolsets declare; None if none
     replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
@@ -167,7 +169,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         log_level=settings.LOG_LEVEL,
         # Innermost: runs only once the SDK's request-state boundary has verified the state.
         middleware=[replay_guard],
-        extensions=[tasks] if tasks is not None else None,
+        extensions=[e for e in (tasks, apps) if e] or None,  # issue 30: Apps beside Tasks
         # Built once per process and shared by every tenant serving the toolset (`Toolset.tools`).
         tools=[tool for toolset in served for tool in toolset.tools()],
         **auth_kwargs,
@@ -182,6 +184,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     # appends inside them, so this one is inserted.
     server.middleware.insert(0, remember_wire_state)
     protocol_methods.install(server)
+    HideAppsFromPlainClients.install(server)  # issue 30: no ui metadata for clients without Apps
     for name in info.toolsets:
         toolset = toolsets.get(name)
         if toolset is None:
