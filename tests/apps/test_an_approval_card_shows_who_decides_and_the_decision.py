@@ -9,9 +9,9 @@ import pytest
 
 from approvals import services
 from approvals.models import Elicitation
+from tests.approvals.conftest import elicitation_id_of
 from tests.apps.conftest import screenshot
 from tests.apps.host import AppsHost
-from tests.approvals.conftest import elicitation_id_of
 from tests.conftest import Cast, LiveServer
 
 

@@ -63,7 +63,8 @@ const mcpApp = (() => {
       const result = await request("tools/call", { name, arguments: args });
       if (result.isError) {
         const text = (result.content || []).map((c) => c.text || "").join(" ");
-        throw new Error(text || "the call failed");
+        // The SDK says which tool failed; the person reading the card needs only why.
+        throw new Error(text.replace(/^Error executing tool \S+: /, "") || "the call failed");
       }
       return result.structuredContent || {};
     },
