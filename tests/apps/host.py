@@ -122,7 +122,7 @@ class AppsHost:
                 return await self.client.read_resource(params["uri"])
             raise MCPError(code=-32601, message=f"the test host forwards no {method}")
 
-        return wire(self.portal.call(ask))  # type: ignore[no-any-return]
+        return wire(self.portal.call(ask))
 
     def tools(self) -> dict[str, dict[str, Any]]:
         listed = self.portal.call(self.client.list_tools)
