@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from approvals.models import Elicitation
 from approvals.outcomes import Decision, Expiry, outcome_from_json
@@ -88,7 +88,7 @@ def _find(*, tenant_id: int, principal: Principal, tool: str, digest: str) -> El
     )
 
 
-async def step_status(tool: str, arguments: dict[str, Any], ctx: Context) -> StepCard:
+async def step_status(tool: Annotated[str, Field(max_length=200)], arguments: dict[str, Any], ctx: Context) -> StepCard:
     """How the URL-mode step of your call `tool(arguments)` stands (for its MCP Apps view)."""
     principal = Principal.current()
     if not principal.subject or principal.issuer != settings.MCPSITE["ISSUER"]:

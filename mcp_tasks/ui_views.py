@@ -17,19 +17,21 @@ A token that names no user (or no token, on a public tenant) is refused: anyone 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from channels.db import database_sync_to_async
 from django.utils import timezone
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mcp_tasks import services
 from mcp_tasks.models import Task
 from tools_app.mcp_apps import View
 from tools_app.principal import Principal
 from tools_app.toolsets import tenant_of
+
+TaskId = Annotated[str, Field(max_length=64)]
 
 NOT_YOURS = "A task can be shown only to the person who started it: call with a token that names your user."
 
@@ -81,17 +83,17 @@ async def _own(ctx: Context, task_id: str, service: Any) -> TaskCard:
     return card_of(task)
 
 
-async def task_view_status(task_id: str, ctx: Context) -> TaskCard:
+async def task_view_status(task_id: TaskId, ctx: Context) -> TaskCard:
     """How your task stands (for its MCP Apps view)."""
     return await _own(ctx, task_id, services.task_get)
 
 
-async def task_view_cancel(task_id: str, ctx: Context) -> TaskCard:
+async def task_view_cancel(task_id: TaskId, ctx: Context) -> TaskCard:
     """Cancel your task (the view's Cancel button); an ended task stays as it ended."""
     return await _own(ctx, task_id, services.task_cancel)
 
 
-async def show_task(task_id: str, ctx: Context) -> str:
+async def show_task(task_id: TaskId, ctx: Context) -> str:
     """Show one of your tasks: its status, progress and result (a live card where the client
     renders MCP Apps)."""
     card = await _own(ctx, task_id, services.task_get)
