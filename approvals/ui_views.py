@@ -7,8 +7,8 @@ tool the host calls for it, how the step stands. It finds only the caller's own 
 opened for this tool and these arguments by the same person at this tenant (the status page's
 owner rule, `Elicitation.belongs_to`: the user the token names, whichever of their clients), so
 another user or tenant finds nothing of it, and a token that names no user is refused. It tells
-what the card shows and never a secret: of a payment, its amount, description and checkout URL,
-never the provider's session or receipt.
+what the card shows and never a secret: of a payment, its amount, description and checkout URL
+(while open), never the provider's session or receipt.
 """
 
 from __future__ import annotations
@@ -62,12 +62,13 @@ def card_of(row: Elicitation, tenant_name: str) -> StepCard:
         expires_at=row.expires_at.isoformat(),
         ended_at=row.completed_at.isoformat() if row.completed_at else "",
     )
+    # The page to open (the checkout, the approval's status page) while there is something to do there.
+    card.url = row.url if row.is_pending else ""
     outcome = outcome_from_json(row.outcome)
     if row.kind == Elicitation.Kind.PAYMENT:
         payment = row.payment
         card.amount, card.currency = _amount(payment.amount), payment.currency
         card.description = payment.description
-        card.url = row.url if row.is_pending else ""  # the checkout is for paying; once ended, nothing to open
     else:
         card.amount, card.currency = _amount(row.amount), row.currency
         card.decider = f"Staff of {tenant_name}"

@@ -184,7 +184,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     # appends inside them, so this one is inserted.
     server.middleware.insert(0, remember_wire_state)
     protocol_methods.install(server)
-    HideAppsFromPlainClients.install(server)  # issue 30: no ui metadata for clients without Apps
+    HideAppsFromPlainClients.install(server, apps)  # issue 30: no ui metadata for clients without Apps
     for name in info.toolsets:
         toolset = toolsets.get(name)
         if toolset is None:

@@ -149,8 +149,10 @@ class HideAppsFromPlainClients:
     LISTS = frozenset({"tools/list", "resources/list", "resources/read"})
 
     @classmethod
-    def install(cls, server: MCPServer[Any]) -> None:
-        server.middleware.append(cls())
+    def install(cls, server: MCPServer[Any], apps: Apps | None) -> None:
+        """Installed only where there is something to hide: a tenant without views pays nothing."""
+        if apps is not None:
+            server.middleware.append(cls())
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method not in self.LISTS or client_supports_apps(ctx):

@@ -8,6 +8,7 @@ const WORDS = {
   expired: ["Expired", "off"],
 };
 let call = null;
+let page = "";
 
 const render = (card) => {
   const [words, tone] = WORDS[card.status] || [card.status, "off"];
@@ -17,6 +18,8 @@ const render = (card) => {
   show("amount", card.amount ? `${card.amount} ${card.currency}` : "");
   show("description", card.description);
   show("decider", card.decider);
+  page = card.url;
+  show("url", card.url);
   show("decision", card.decision);
   show("decided-by", card.decided_by);
   show("note", card.note ? `“${card.note}”` : "");
@@ -26,6 +29,10 @@ const render = (card) => {
 };
 const poll = everyUntil(1000, async () => render(await mcpApp.call("step_status", call)));
 
+$("url").addEventListener("click", (event) => {
+  event.preventDefault();
+  if (page) mcpApp.openLink(page);
+});
 let toolName = "";
 mcpApp
   .start({

@@ -20,8 +20,9 @@ def test_a_pending_refund_names_who_decides(server: LiveServer, alice: str, page
     with AppsHost(server.mcp_url("apps"), alice) as host:
         view = host.show(page, "request_refund", arguments)
         host.call_in_background("request_refund", arguments)
-        host.asked.get(timeout=20)
+        status_page = host.asked.get(timeout=20).url
         view.locator("body[data-status=pending]").wait_for(timeout=10_000)
+        assert view.locator("#url").inner_text() == status_page
         assert view.locator("#badge").inner_text() == "Waiting for a decision"
         assert view.locator("#decider").inner_text() == "Staff of Apps"
         assert view.locator("#amount").inner_text() == "12.50 EUR"
@@ -53,6 +54,7 @@ def test_a_staff_decision_shows_on_the_card_with_its_note(
         assert view.locator("#decision").inner_text() == ("approved" if approve else "denied")
         assert view.locator("#decided-by").inner_text() == "staff"
         assert view.locator("#note").inner_text() == f"“{note}”"
+        assert view.locator("#url").is_hidden()
 
         host.hand_result(page, call.result(timeout=20))
         view.locator("#result").wait_for(state="visible")
