@@ -15,16 +15,21 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.apps.conftest import screenshot
-from tests.apps.host import APP_MIME_TYPE, AppsHost, AppsSupport
-from tests.conftest import LiveServer
-from tests.mcp.clients import MODES
+from tests.apps.host import APP_MIME_TYPE, APPS, AppsHost, AppsSupport
+from tests.conftest import Cast, LiveServer
+from tests.mcp.clients import MODES, modern_post
 
 APP_ONLY = {"step_status", "task_view_status", "task_view_cancel"}
 VIEWS = {"ui://mcpsite/payment.html", "ui://mcpsite/approval.html", "ui://mcpsite/task.html"}
 
 
-def listing(url: str, token: str, mode: str, *, apps: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
-    async def run() -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+Listing = tuple[list[dict[str, Any]], list[dict[str, Any]], str]
+
+
+def listing(url: str, token: str, mode: str, *, apps: bool) -> Listing:
+    """Its tools, its resources, and what reading the payment view answers."""
+
+    async def run() -> Listing:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
         async with (
             http,
@@ -44,6 +49,13 @@ def listing(url: str, token: str, mode: str, *, apps: bool) -> tuple[list[dict[s
     return anyio.run(run)
 
 
+def advertised(url: str, token: str) -> dict[str, Any]:
+    """The extensions the server names in its capabilities (2026-07-28 ``server/discover``)."""
+    capabilities = modern_post(url, "server/discover", {}, token).json()["result"]["capabilities"]
+    extensions: dict[str, Any] = capabilities.get("extensions", {})
+    return extensions
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_plain_client_sees_no_ui_metadata_app_tools_or_views(server: LiveServer, alice: str, mode: str) -> None:
     tools, resources, read = listing(server.mcp_url("apps"), alice, mode, apps=False)
@@ -60,6 +72,7 @@ def test_a_host_with_apps_sees_each_tools_view_and_the_app_only_tools(
     server: LiveServer, alice: str, mode: str
 ) -> None:
     tools, resources, read = listing(server.mcp_url("apps"), alice, mode, apps=True)
+    assert APPS in advertised(server.mcp_url("apps"), alice)
     by_name = {tool["name"]: tool for tool in tools}
     assert by_name["pay_deposit"]["_meta"]["ui"] == {"resourceUri": "ui://mcpsite/payment.html"}
     assert by_name["book_table_with_deposit"]["_meta"]["ui"] == {"resourceUri": "ui://mcpsite/payment.html"}
@@ -69,6 +82,15 @@ def test_a_host_with_apps_sees_each_tools_view_and_the_app_only_tools(
         assert by_name[name]["_meta"]["ui"]["visibility"] == ["app"]
     assert {r["uri"] for r in resources if r["uri"].startswith("ui://")} == VIEWS
     assert read == "read"
+
+
+def test_a_tenant_whose_toolsets_declare_no_view_offers_no_apps(server: LiveServer, cast: Cast) -> None:
+    token = cast.token(server, "mallory", slug="other")
+    assert APPS not in advertised(server.mcp_url("other"), token)
+    tools, resources, read = listing(server.mcp_url("other"), token, "2026-07-28", apps=True)
+    assert tools and all("ui" not in (tool.get("_meta") or {}) for tool in tools)
+    assert not [r for r in resources if r["uri"].startswith("ui://")]
+    assert read == "Unknown resource: ui://mcpsite/payment.html"
 
 
 def test_each_view_allows_only_its_own_inline_script_and_style(server: LiveServer, alice: str, page: Any) -> None:
