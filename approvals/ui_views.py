@@ -115,6 +115,7 @@ PAYMENT_VIEW = View(
     _HERE,
     app_tools=(step_status,),
     description="A payment's amount, what it is for, its checkout link and its live status",
+    files="step",
 )
 APPROVAL_VIEW = View(
     "approval",
@@ -122,4 +123,5 @@ APPROVAL_VIEW = View(
     _HERE,
     app_tools=(step_status,),
     description="Who must decide, the status, and the decision with its note",
+    files="step",
 )

@@ -62,23 +62,26 @@ def content_security_policy(script: str, style: str) -> str:
 
 @dataclass(frozen=True)
 class View:
-    """A ``ui://mcpsite/<name>.html`` view: ``body`` markup, ``script`` and ``style`` read from
-    ``<directory>/<name>.{html,js,css}`` beside the app's code, after the shared bridge
-    (``tools_app/ui/app.js``: the view's side of the MCP Apps protocol) and base style.
-    ``app_tools``: what the view calls through the host, registered with visibility ``app``."""
+    """A ``ui://mcpsite/<name>.html`` view: its markup read from ``<directory>/<name>.html``, its
+    script and style from ``<directory>/<files>.{js,css}`` (``files``: the name unless views share
+    them), after the shared bridge (``tools_app/ui/app.js``: the view's side of the MCP Apps
+    protocol) and base style. ``app_tools``: what the view calls through the host, registered with
+    visibility ``app``."""
 
     name: str
     title: str
     directory: Path
     app_tools: tuple[Callable[..., Any], ...] = ()
     description: str = ""
+    files: str = ""
 
     @property
     def uri(self) -> str:
         return f"{UI_SCHEME}mcpsite/{self.name}.html"
 
     def _read(self, suffix: str) -> str:
-        return (self.directory / f"{self.name}{suffix}").read_text()
+        name = self.name if suffix == ".html" else self.files or self.name
+        return (self.directory / f"{name}{suffix}").read_text()
 
     @functools.cached_property
     def html(self) -> str:
