@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from approvals.models import Elicitation
 from approvals.outcomes import Decision, Expiry, outcome_from_json
-from tools_app.mcp_apps import View
+from tools_app.mcp_apps import UI_SCHEME, View
 from tools_app.principal import Principal
 from tools_app.toolsets import tenant_of
 from tools_app.urlmode import arguments_digest
@@ -89,22 +89,37 @@ def _find(*, tenant_id: int, principal: Principal, tool: str, digest: str) -> El
     )
 
 
-async def step_status(tool: Annotated[str, Field(max_length=200)], arguments: dict[str, Any], ctx: Context) -> StepCard:
-    """How the URL-mode step of your call `tool(arguments)` stands (for its MCP Apps view)."""
+async def _tools_of_view(ctx: Context, view: str) -> list[str]:
+    """The tools that point at view `view` (for a host that does not say which tool was called)."""
+    uri = f"{UI_SCHEME}mcpsite/{view}.html"
+    tools = await ctx.mcp_server.list_tools()
+    return [t.name for t in tools if isinstance(ui := (t.meta or {}).get("ui"), dict) and ui.get("resourceUri") == uri]
+
+
+async def step_status(
+    arguments: dict[str, Any],
+    ctx: Context,
+    tool: Annotated[str, Field(max_length=200)] = "",
+    view: Annotated[str, Field(max_length=100)] = "",
+) -> StepCard:
+    """How the URL-mode step of your call `tool(arguments)` stands (for its MCP Apps view). A host
+    may not say which tool was called (``hostContext.toolInfo`` is optional): then every tool that
+    points at `view` is tried."""
     principal = Principal.current()
     if not principal.subject or principal.issuer != settings.MCPSITE["ISSUER"]:
         raise ToolError(NOT_YOURS)
-    try:
-        digest = arguments_digest(ctx.mcp_server, tool, arguments)
-    except ValidationError:
-        digest = None
-    if digest is None:
-        raise ToolError(f"{tool!r} with these arguments is no call of a tool here")
     tenant = tenant_of(ctx)
-    row = await database_sync_to_async(_find)(tenant_id=tenant.id, principal=principal, tool=tool, digest=digest)
-    if row is None:
-        return StepCard(status="none")
-    return card_of(row, tenant.name)
+    for name in [tool] if tool else await _tools_of_view(ctx, view):
+        try:
+            digest = arguments_digest(ctx.mcp_server, name, arguments)
+        except ValidationError:
+            continue  # not a call of this tool
+        if digest is None:
+            raise ToolError(f"there is no tool {name!r} here")
+        row = await database_sync_to_async(_find)(tenant_id=tenant.id, principal=principal, tool=name, digest=digest)
+        if row is not None:
+            return card_of(row, tenant.name)
+    return StepCard(status="none")
 
 
 _HERE = Path(__file__).resolve().parent / "ui"

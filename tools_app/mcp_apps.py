@@ -94,7 +94,8 @@ class View:
             "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>\n"
             f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(script, style)}">\n'
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{self.title}</title>\n"
-            f"<style>{style}</style></head>\n<body>\n{self._read('.html')}\n<script>{script}</script>\n</body></html>\n"
+            f"<style>{style}</style></head>\n<body data-view='{self.name}'>\n{self._read('.html')}\n"
+            f"<script>{script}</script>\n</body></html>\n"
         )
 
 

@@ -43,7 +43,7 @@ $("url").addEventListener("click", (event) => {
 mcpApp
   .start({
     onInput(params) {
-      call = { tool: toolName, arguments: params.arguments || {} };
+      call = { tool: toolName, view: document.body.dataset.view, arguments: params.arguments || {} };
       poll.now();
     },
     onResult(result) {

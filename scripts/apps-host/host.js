@@ -19,8 +19,9 @@ const host = {
   links: [],
   bridge: null,
   initialized: false,
-  // Mount `html` (a ui:// resource's text) for a call of `tool` (its tools/list entry).
-  async mount(html, tool, args) {
+  // Mount `html` (a ui:// resource's text) for a call of `tool` (its tools/list entry); a host
+  // need not tell the view which tool was called (`toolInfo` is optional), so one may not.
+  async mount(html, tool, args, sayWhichTool = true) {
     document.getElementById("call").textContent = `${tool.name}(${JSON.stringify(args)})`;
     const frame = document.createElement("iframe");
     frame.id = "view";
@@ -30,7 +31,14 @@ const host = {
       null,
       { name: "mcpsite-test-host", version: "1.0.0" },
       { serverTools: {}, serverResources: {}, openLinks: {} },
-      { hostContext: { toolInfo: { tool }, theme: "light", displayMode: "inline", platform: "web" } },
+      {
+        hostContext: {
+          ...(sayWhichTool ? { toolInfo: { tool } } : {}),
+          theme: "light",
+          displayMode: "inline",
+          platform: "web",
+        },
+      },
     );
     bridge.oncalltool = (params) => backend("tools/call", params);
     bridge.onreadresource = (params) => backend("resources/read", params);

@@ -137,16 +137,19 @@ class AppsHost:
 
     # --- the page -------------------------------------------------------------------------------
 
-    def show(self, page: Any, tool_name: str, arguments: dict[str, Any]) -> Any:
+    def show(self, page: Any, tool_name: str, arguments: dict[str, Any], *, say_which_tool: bool = True) -> Any:
         """Render the view the tool points at for a call with `arguments` (the AppBridge sends
-        the view its input); the view's frame."""
+        the view its input); the view's frame. ``say_which_tool``: the host context names the tool."""
         tool = self.tools()[tool_name]
         uri = tool["_meta"]["ui"]["resourceUri"]
         (content,) = wire(self.portal.call(self.client.read_resource, uri))["contents"]
         assert content["mimeType"] == APP_MIME_TYPE
         page.goto(self.page_url)
         page.wait_for_function("() => window.host !== undefined")
-        page.evaluate("([html, tool, args]) => window.host.mount(html, tool, args)", [content["text"], tool, arguments])
+        page.evaluate(
+            "([html, tool, args, say]) => window.host.mount(html, tool, args, say)",
+            [content["text"], tool, arguments, say_which_tool],
+        )
         return page.frame_locator("#view")
 
     def hand_result(self, page: Any, result: Any) -> None:

@@ -76,3 +76,16 @@ def test_an_expired_checkout_shows_expired(server: LiveServer, alice: str, cast:
         assert view.locator("#result").inner_text() == "No booking made."
         screenshot(page, "payment-expired")
     assert page.errors == []
+
+
+def test_a_host_that_does_not_say_which_tool_still_shows_the_card(
+    server: LiveServer, alice: str, page: Any, booking: int
+) -> None:
+    arguments = {"booking_id": booking}
+    with AppsHost(server.mcp_url("apps"), alice) as host:
+        view = host.show(page, "pay_deposit", arguments, say_which_tool=False)
+        host.call_in_background("pay_deposit", arguments)
+        url = host.asked.get(timeout=20).url
+        view.locator("body[data-status=pending]").wait_for(timeout=10_000)
+        assert view.locator("#url").inner_text() == url
+    assert page.errors == []
