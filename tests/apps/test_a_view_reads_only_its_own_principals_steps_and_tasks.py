@@ -85,6 +85,7 @@ def test_another_user_and_another_tenant_can_neither_read_nor_cancel_a_task(
         view = other.show(page, "show_task", {"task_id": task_id})
         view.locator("#error").wait_for(state="visible", timeout=10_000)
         assert view.locator("#error").inner_text() == "Unknown taskId"
+        assert view.locator("#badge").inner_text() == "Unavailable"
         assert view.locator("#cancel").is_hidden()
         screenshot(page, "task-not-yours")
     assert wait_for(url, alice, task_id, "working")["status"] == "working"

@@ -94,7 +94,11 @@ const everyUntil = (ms, read) => {
     try {
       done = await read();
     } catch (error) {
+      // Refused or gone: the card says why and stops asking.
       show("error", error.message);
+      document.body.dataset.status = "unavailable";
+      if ($("badge")) Object.assign($("badge"), { textContent: "Unavailable" }).dataset.tone = "off";
+      if ($("bar")) $("bar").hidden = true;
       done = true;
     }
     if (!done) timer = setTimeout(tick, ms);
