@@ -43,6 +43,7 @@ from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
 from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
 from tools_app import sdk
 from tools_app.discovery import toolsets
+from tools_app.mcp_apps import HideAppsFromPlainClients, apps_extension
 from tools_app.tenant import TenantInfo
 from tools_app.toolsets import Toolset
 from tools_app.urlmode import UrlModeMiddleware, UrlModeToolset
@@ -66,12 +67,14 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
 
     # 2. The SDK's server: the tenant as its lifespan state, its requestState sealed under the key
     #    ring for its audience, the toolsets' tool records (built once per process, shared by every
-    #    tenant serving the toolset), durable tasks when a toolset declares task tools.
+    #    tenant serving the toolset), durable tasks when a toolset declares task tools, and MCP
+    #    Apps when a toolset declares views.
     @asynccontextmanager
     async def lifespan(_: MCPServer[TenantInfo]) -> AsyncIterator[TenantInfo]:
         yield info
 
     tasks = TasksExtension.for_toolsets(served)
+    apps = apps_extension(served)
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
         title=info.name,
@@ -81,7 +84,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             codec=PayloadNotingCodec(ring), ttl=site["REQUEST_STATE_TTL"], audience=info.audience
         ),
         log_level=settings.LOG_LEVEL,
-        extensions=[tasks] if tasks is not None else None,
+        extensions=[e for e in (tasks, apps) if e] or None,
         tools=[tool for toolset in served for tool in toolset.tools()],
         token_verifier=verifier,
         auth=auth,
@@ -93,7 +96,10 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     wire_names = WireNamesMiddleware()
     replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     url_mode = UrlModeMiddleware() if any(isinstance(t, UrlModeToolset) for t in served) else None
-    server.middleware[:] = layers(server, wire_names=wire_names, replay_guard=replay_guard, url_mode=url_mode)
+    hide_apps = HideAppsFromPlainClients() if apps is not None else None  # only where there is something to hide
+    server.middleware[:] = layers(
+        server, wire_names=wire_names, replay_guard=replay_guard, url_mode=url_mode, hide_apps=hide_apps
+    )
 
     # 4. What the tenant serves: the spec methods no toolset provides, then its toolsets. Last, once
     #    every handler is registered: they wait for the replay claim sent ahead of them.
@@ -145,6 +151,7 @@ def layers(
     wire_names: WireNamesMiddleware,
     replay_guard: RefuseReplayedState,
     url_mode: UrlModeMiddleware | None,
+    hide_apps: HideAppsFromPlainClients | None,
 ) -> list[ServerMiddleware[Any]]:
     """Every layer a message passes, outermost first: ours around the SDK's, written once.
 
@@ -166,6 +173,8 @@ def layers(
         replay_guard,
         # URL-mode steps at the 2026-07-28 wire, for a tenant whose toolsets have them.
         *([url_mode] if url_mode is not None else []),
+        # No MCP Apps views, ui metadata or app-only tools for a client without the extension.
+        *([hide_apps] if hide_apps is not None else []),
     ]
 
 

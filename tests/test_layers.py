@@ -25,7 +25,9 @@ ALLOWED: dict[str, set[str]] = {
     "notifications": {"tools_app", "mcpsite", "approvals", "notifications"},
     "mcp_tasks": {"tools_app", "mcpsite", "approvals", "mcp_tasks"},
     "operator_api": {"tools_app", "mcpsite", "approvals", "mcp_tasks", "operator_api"},
-    "demo": {"tools_app", "mcpsite", "approvals", "demo"},
+    # Toolsets may use the apps (ARCHITECTURE.md, layer 4): `payments` opens approvals rows, and
+    # `long_running` offers mcp_tasks' task view (MCP Apps, issue 30).
+    "demo": {"tools_app", "mcpsite", "approvals", "mcp_tasks", "demo"},
     "mcp_server": {"tools_app", "mcpsite", *APPS, "demo", "mcp_server"},
     "config": {"tools_app", "mcpsite", *APPS, "demo", "config"},
 }

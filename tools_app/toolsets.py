@@ -25,6 +25,7 @@ from mcp_types import InputRequiredResult
 from pydantic import BaseModel
 
 from tools_app.exceptions import ToolsAppError
+from tools_app.mcp_apps import View
 from tools_app.sdk import sdk_tool
 from tools_app.sensitive import check_form_schema, check_resolvers
 from tools_app.tasking import TaskMode, TaskSupport, handing_over
@@ -139,6 +140,7 @@ class Toolset:
         self.scopes = dict(scopes or {})
         self._entries: list[_Entry] = []
         self._tools: list[Tool] | None = None
+        self._views: dict[str, View] = {}  # MCP Apps views its tools point at (`tools_app.mcp_apps`)
 
     def __repr__(self) -> str:
         return f"<Toolset {self.name}>"
@@ -151,15 +153,21 @@ class Toolset:
         task_retries: int = 0,
         ask_before_task: bool = False,
         scopes: Sequence[str] = (),
+        ui: View | None = None,
         **kwargs: Any,
     ) -> Callable[[F], F]:
         """Register a tool; takes the keyword arguments of `MCPServer.tool()`, ``task`` (with
         ``task_retries``, ``ask_before_task``) to run it as a durable task (`tools_app.tasking`),
-        and ``scopes``: the OAuth scopes a token needs to call it, each described by the toolset's
-        ``scopes`` (a call without them is refused before it runs, `mcpsite.scopes`)."""
+        ``scopes``: the OAuth scopes a token needs to call it, each described by the toolset's
+        ``scopes`` (a call without them is refused before it runs, `mcpsite.scopes`), and ``ui``:
+        the MCP Apps view a host renders for a call (``_meta.ui.resourceUri``; the tool still
+        answers text for clients without Apps)."""
         support = TaskSupport(task, task_retries, ask_before_task) if task is not None else None
         if isinstance(scopes, str):
             scopes = scopes.split()
+        if ui is not None:
+            self.view(ui)
+            kwargs["meta"] = {**(kwargs.get("meta") or {}), "ui": {"resourceUri": ui.uri}}
 
         def decorator(fn: F) -> F:
             where = f"tool {name or fn.__name__!r}"
@@ -178,6 +186,14 @@ class Toolset:
             return fn
 
         return decorator
+
+    def view(self, view: View) -> View:
+        """Serve an MCP Apps view (its ``ui://`` resource and app-only tools) with this toolset."""
+        self._views.setdefault(view.uri, view)
+        return view
+
+    def views(self) -> list[View]:
+        return list(self._views.values())
 
     def prompt(self, name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
         """Register a prompt; unlike the SDK's, it may take `Annotated[T, Resolve(fn)]` parameters."""

@@ -8,6 +8,7 @@ from typing import Annotated
 from mcp.server.mcpserver.resolve import Resolve
 from pydantic import Field
 
+from mcp_tasks.ui_views import TASK_VIEW, show_task
 from tools_app.urlmode import Approval, Completed, Declined, UrlModeToolset, UrlOutcome, url_step
 
 # Every duration a caller sets is bounded: a report that may wait an hour is an hour of a tenant's
@@ -52,3 +53,7 @@ async def approved_export(title: str, decision: Annotated[UrlOutcome, Resolve(st
             return f"{title}: not exported ({note or 'denied'})"
         case _:
             return f"{title}: not exported (the approval ended unanswered)"
+
+
+# A task's live card for hosts that render MCP Apps (text for the rest): `show_task(task_id)`.
+toolset.tool(ui=TASK_VIEW)(show_task)

@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Resolve
 from pydantic import Field
 
+from approvals.ui_views import APPROVAL_VIEW, PAYMENT_VIEW
 from demo.models import Booking
 from demo.tools.demo import FULLY_BOOKED, AlternativeDate, alternative_date
 from tools_app.toolsets import tenant_of
@@ -51,7 +52,7 @@ async def deposit(booking_id: int, ctx: Context) -> Payment:
     )
 
 
-@toolset.tool(scopes=["payments"])
+@toolset.tool(scopes=["payments"], ui=PAYMENT_VIEW)
 async def pay_deposit(booking_id: int, paid: Annotated[UrlOutcome, Resolve(deposit)]) -> str:
     """Confirm a booking by paying its 20 EUR deposit."""
     match paid:
@@ -79,7 +80,7 @@ async def staff_approval(order_id: str, amount: Decimal) -> Approval:
     )
 
 
-@toolset.tool(scopes=["payments"])
+@toolset.tool(scopes=["payments"], ui=APPROVAL_VIEW)
 async def request_refund(
     order_id: str,
     amount: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)],
@@ -125,7 +126,7 @@ async def table_deposit(party_size: int, choice: Choice) -> Payment | UrlOutcome
     )
 
 
-@toolset.tool(scopes=["payments"])
+@toolset.tool(scopes=["payments"], ui=PAYMENT_VIEW)
 async def book_table_with_deposit(
     date: datetime.date,
     party_size: Annotated[int, Field(ge=1, le=20)],

@@ -132,14 +132,23 @@ def _call_identity(ctx: Context[Any, Any]) -> tuple[str, str]:
     already passed that validation (the SDK ran it before any resolver), so this cannot fail."""
     params = ctx.request_context.params or {}
     name = str(params.get("name", ""))
-    arguments = params.get("arguments") or {}
-    tool = sdk_tool(ctx.mcp_server, name)
-    if tool is None:
+    digest = arguments_digest(ctx.mcp_server, name, params.get("arguments") or {})
+    if digest is None:
         raise RuntimeError(f"URL-mode step outside a registered tool ({name!r})")
+    return name, digest
+
+
+def arguments_digest(server: Any, name: str, arguments: dict[str, Any]) -> str | None:
+    """The digest a step of tool `name` called with `arguments` is kept under (None: no such tool).
+    Raises pydantic's `ValidationError` for arguments the tool would refuse. Also what a view of
+    the step finds its row by (`approvals.ui_views`)."""
+    tool = sdk_tool(server, name)
+    if tool is None:
+        return None
     meta = tool.fn_metadata
     validated = meta.arg_model.model_validate(meta.pre_parse_json(arguments)).model_dump(by_alias=True)
     canonical = json.dumps(validated, sort_keys=True, separators=(",", ":"), default=_canonical)
-    return name, hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _require_url_elicitation(ctx: Context[Any, Any], *, tool: str, modern: bool) -> None:
