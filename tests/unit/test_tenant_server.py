@@ -8,6 +8,7 @@ from django.test import override_settings
 from mcp_server.registry import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
+from mcpsite.toolcall_metrics import CountToolCalls
 from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
 from tools_app.tenant import TenantInfo
 
@@ -17,7 +18,8 @@ INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo"
 def test_server_is_named_for_its_audience_and_guards_its_state() -> None:
     server, _ = build_server(INFO)
     assert server.name == "mcpsite:acme"
-    assert server.middleware[0] is remember_wire_state
+    assert isinstance(server.middleware[0], CountToolCalls)  # outermost: times and counts every request
+    assert server.middleware[1] is remember_wire_state
     assert any(isinstance(m, RefuseReplayedState) for m in server.middleware)
 
 
