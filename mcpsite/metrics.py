@@ -191,7 +191,7 @@ class _FromDatabase:
 class _ThisProcess:
     """The counters of this process (single-process mode)."""
 
-    def collect(self) -> Iterator[Metric]:
+    def collect(self) -> Iterable[Metric]:
         return REGISTRY.collect()
 
 
@@ -206,8 +206,8 @@ def exposition() -> bytes:
     if multiprocess_dir():
         multiprocess.MultiProcessCollector(registry)
     else:
-        registry.register(_ThisProcess())  # type: ignore[arg-type]
-    registry.register(_FromDatabase())  # type: ignore[arg-type]
+        registry.register(_ThisProcess())
+    registry.register(_FromDatabase())
     return generate_latest(registry)
 
 
