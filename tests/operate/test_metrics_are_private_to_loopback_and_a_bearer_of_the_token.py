@@ -4,15 +4,19 @@ uvicorn settled on: behind a trusted proxy, the address the proxy forwarded."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
 from django.conf import settings
 from django.test import Client
 
-from tests.conftest import Cast, LiveServer
+from tests.conftest import ROOT, Cast, LiveServer
 from tests.operate.scrape import parse
 
 TOKEN = secrets.token_urlsafe(32)
@@ -63,3 +67,15 @@ def test_without_a_token_set_the_metrics_are_not_found_off_loopback(
 def test_metrics_turned_off_are_not_found_even_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(settings.MCPSITE, "METRICS", False)
     assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 404
+
+
+def test_the_token_can_be_read_from_a_file(tmp_path: Path) -> None:
+    secret = tmp_path / "metrics_token"
+    secret.write_text(TOKEN + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "MCPSITE_METRICS_TOKEN"}
+    shown = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-v0", "-c", "from django.conf import settings; "
+         "print(settings.MCPSITE['METRICS_TOKEN'])"],
+        cwd=ROOT, env={**env, "MCPSITE_METRICS_TOKEN_FILE": str(secret)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert shown.stdout.strip() == TOKEN, shown.stderr
