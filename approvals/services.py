@@ -45,8 +45,8 @@ from approvals.outcomes import (
     ProviderReceipt,
     StaffReceipt,
 )
-from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, get_provider
-from mcpsite import broadcast
+from approvals.providers import DEFAULT_PROVIDER, PaymentEvent, UnknownProvider, WebhookRejected, get_provider
+from mcpsite import broadcast, metrics
 from mcpsite.models import Tenant
 from mcpsite.net import address_bucket
 from tools_app.principal import Principal
@@ -556,7 +556,21 @@ def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
 def webhook_receive(*, provider: str, body: bytes, headers: Mapping[str, str]) -> WebhookDelivery:
     """The receiver every delivery goes through (a provider's POST, or the sandbox's Pay button).
 
-    Raises `UnknownProvider`, `WebhookRejected` (nothing changed) or `DuplicateDelivery`.
+    Raises `UnknownProvider`, `WebhookRejected` (nothing changed) or `DuplicateDelivery`. Each
+    delivery is counted by provider and result (`mcpsite.metrics`).
     """
-    event = get_provider(provider).parse_webhook(body=body, headers=headers)
-    return payment_webhook_apply(event=event)
+    try:
+        event = get_provider(provider).parse_webhook(body=body, headers=headers)
+    except UnknownProvider:
+        metrics.count_webhook(provider=provider, known=False, result="unknown_provider")
+        raise
+    except WebhookRejected:
+        metrics.count_webhook(provider=provider, known=True, result="rejected")
+        raise
+    try:
+        delivery = payment_webhook_apply(event=event)
+    except DuplicateDelivery:
+        metrics.count_webhook(provider=provider, known=True, result="duplicate")
+        raise
+    metrics.count_webhook(provider=provider, known=True, result=delivery.outcome)
+    return delivery

@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from approvals.conf import ApprovalsSettings
 from mcp_tasks.conf import TasksSettings
 from mcpsite.conf import McpsiteSettings
+from mcpsite.tracing import exporting
 from notifications.conf import NotificationsSettings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -371,8 +372,19 @@ MCPSITE: McpsiteSettings = {
     # (`subscriptions/listen`, a 2025-11-25 GET stream) keeps the process alive forever. Longer
     # than the approvals hold (20 s), so a held URL-mode round still answers before the exit.
     "SHUTDOWN_GRACE_SECONDS": env_float("MCPSITE_SHUTDOWN_GRACE_SECONDS", 25.0),
-    # The SDK's OpenTelemetry span per MCP message; on only when an exporter is configured.
-    "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", False),
+    # The SDK's OpenTelemetry span per MCP message; by default on exactly when traces are exported
+    # (the standard OTEL_EXPORTER_OTLP_* environment: `mcpsite.tracing`).
+    "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", exporting()),
+    # Prometheus metrics (`mcpsite.metrics`): counted unless off; /metrics answers loopback, and
+    # elsewhere a bearer of METRICS_TOKEN; a tenant label only when asked for (small deployments).
+    "METRICS": env_bool("MCPSITE_METRICS", True),
+    "METRICS_TOKEN": env_secret("MCPSITE_METRICS_TOKEN"),
+    "METRICS_PER_TENANT": env_bool("MCPSITE_METRICS_PER_TENANT", False),
+    "METRICS_COLLECTORS": [
+        "mcpsite.metrics.KeyRingPhases",
+        "approvals.metrics.PendingElicitations",
+        "mcp_tasks.metrics.TaskStates",
+    ],
     # Host and Origin headers the MCP endpoints accept (DNS-rebinding protection).
     "MCP_ALLOWED_HOSTS": env_list("MCPSITE_MCP_ALLOWED_HOSTS", [_site.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"]),
     "MCP_ALLOWED_ORIGINS": env_list(

@@ -4,7 +4,7 @@ from django.urls import include, path
 from oauth2_provider import urls as oauth2_urls
 from oauth2_provider import views as oauth2_views
 
-from mcpsite import oauth, signin, views
+from mcpsite import metrics, oauth, signin, views
 
 # The authorization server: DOT's views (our consent page and vetted, rate-limited registration in front).
 oauth2_patterns = [
@@ -24,6 +24,7 @@ admin.site.login_form = signin.AdminSigninForm
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
+    path("metrics", metrics.metrics_view, name="metrics"),  # issue 29: loopback, or MCPSITE_METRICS_TOKEN
     # RFC 8414 metadata at the origin root (the issuer is the site root). The tenants' RFC 9728
     # documents are served by their MCP apps, not here.
     path(

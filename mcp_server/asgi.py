@@ -17,6 +17,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
+from mcpsite import tracing
+
+tracing.install()  # issue 29: OTLP traces when OTEL_* asks; before Django's handler reads its middleware list
+
 # Static files (the admin's CSS) are served by Django's own handler, so the embedded default needs
 # no extra server; deployed behind a proxy, the proxy serves STATIC_ROOT (`collectstatic`) first.
 django_application = ASGIStaticFilesHandler(get_asgi_application())

@@ -36,11 +36,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.sessions import CappedSessionManager
 from mcp_tasks.extension import TasksExtension
-from mcpsite import protocol_methods
+from mcpsite import protocol_methods, toolcall_metrics
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
 from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
 from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
+from mcpsite.toolcall_metrics import CountToolCalls
 from tools_app import sdk
 from tools_app.discovery import toolsets
 from tools_app.mcp_apps import HideAppsFromPlainClients, apps_extension
@@ -98,7 +99,12 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     url_mode = UrlModeMiddleware() if any(isinstance(t, UrlModeToolset) for t in served) else None
     hide_apps = HideAppsFromPlainClients() if apps is not None else None  # only where there is something to hide
     server.middleware[:] = layers(
-        server, wire_names=wire_names, replay_guard=replay_guard, url_mode=url_mode, hide_apps=hide_apps
+        server,
+        count_calls=toolcall_metrics.for_server(server),
+        wire_names=wire_names,
+        replay_guard=replay_guard,
+        url_mode=url_mode,
+        hide_apps=hide_apps,
     )
 
     # 4. What the tenant serves: the spec methods no toolset provides, then its toolsets. Last, once
@@ -148,6 +154,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
 def layers(
     server: MCPServer[Any],
     *,
+    count_calls: CountToolCalls | None,
     wire_names: WireNamesMiddleware,
     replay_guard: RefuseReplayedState,
     url_mode: UrlModeMiddleware | None,
@@ -161,6 +168,8 @@ def layers(
     """
     spans, boundary = sdk.built_in_layers(server)
     return [
+        # Outermost: times and counts every request (`/metrics`), when metrics are on.
+        *([count_calls] if count_calls is not None else []),
         # Outside the boundary: notes the sealed requestState the codec will open (replay claims).
         remember_wire_state,
         # The SDK's span per message: only when spans are exported (a no-op that still costs).

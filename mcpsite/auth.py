@@ -33,6 +33,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpsite import metrics
 from mcpsite.conf import mcpsite_settings
 
 logger = logging.getLogger(__name__)
@@ -79,6 +80,13 @@ class TokenCache:
     async def lookup(
         self, checksum: str, load: Callable[[str], Awaitable[VerifiedToken | None]]
     ) -> VerifiedToken | None:
+        entry = self.get(checksum)
+        if entry is not None:
+            if metrics.COUNTING:
+                metrics.TOKEN_CACHE_HIT.inc()
+            return entry
+        if metrics.COUNTING:
+            metrics.TOKEN_CACHE_MISS.inc()
         while (entry := self.get(checksum)) is None:
             pending = self._loading.get(checksum)
             if pending is not None:

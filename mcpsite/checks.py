@@ -15,7 +15,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Tags, register, run_checks
+from django.core.checks import CheckMessage, Error, Tags, Warning, register, run_checks
 from django.core.management.base import SystemCheckError
 
 TAG = "mcpsite"
@@ -80,6 +80,37 @@ def secrets_are_set(app_configs: Sequence[AppConfig] | None = None, **kwargs: An
             )
         )
     return errors
+
+
+@register(TAG, Tags.security, deploy=True)
+def metrics_are_private(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """``/metrics`` answers loopback peers, and others only with the token (`mcpsite.metrics`)."""
+    messages: list[CheckMessage] = []
+    token: str = settings.MCPSITE["METRICS_TOKEN"]
+    if token and len(token.encode()) < 32:
+        messages.append(
+            Error(
+                "MCPSITE_METRICS_TOKEN is shorter than 32 bytes: it is all that keeps /metrics from callers "
+                "off this host.",
+                hint="Use 32+ bytes of secret randomness, or unset it to answer loopback scrapers only.",
+                id="mcpsite.E006",
+            )
+        )
+    if (
+        settings.SITE_ROOT.startswith("https://")
+        and settings.MCPSITE["METRICS"]
+        and not settings.MCPSITE["TRUSTED_PROXIES"]
+    ):
+        messages.append(
+            Warning(
+                "An https site root and no MCPSITE_TRUSTED_PROXIES: a TLS proxy on this host makes every "
+                "caller's address loopback, and /metrics answers loopback callers without a token.",
+                hint="Set MCPSITE_TRUSTED_PROXIES to the proxy's address (it is needed for the client "
+                "addresses the limits count anyway), or turn metrics off (MCPSITE_METRICS=0).",
+                id="mcpsite.W001",
+            )
+        )
+    return messages
 
 
 def embedded_secret_key_in_use() -> bool:

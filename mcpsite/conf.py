@@ -29,6 +29,10 @@ class McpsiteSettings(TypedDict):
     CALL_QUOTA_PER_PERSON: int
     SHUTDOWN_GRACE_SECONDS: float
     OTEL_SPANS: bool
+    METRICS: bool
+    METRICS_TOKEN: str
+    METRICS_PER_TENANT: bool
+    METRICS_COLLECTORS: list[str]
     MCP_ALLOWED_HOSTS: list[str]
     MCP_ALLOWED_ORIGINS: list[str]
     CORS_ALLOWED_ORIGINS: list[str]

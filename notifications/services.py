@@ -23,6 +23,7 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from mcpsite import metrics
 from notifications.addresses import check_url
 from notifications.conf import notifications_settings
 from notifications.models import TEST_EVENT, Attempt, Delivery, Endpoint
@@ -231,6 +232,7 @@ def deliveries_send(*, ids: list[str] | None = None, now: datetime | None = None
                 outcome = future.result()
             except Exception as exc:  # a bug in posting must still count as an attempt
                 outcome = Outcome(datetime.now(UTC), 0.0, error=f"{type(exc).__name__}: {exc}"[:300])
+            metrics.count_notification_attempt(status_code=outcome.status_code)
             _finish(delivery_id=delivery_id, outcome=outcome)
     return len(rows)
 

@@ -44,6 +44,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.methods import INPUT_REQUIRED_METHODS
 
+from mcpsite import metrics
 from mcpsite.keyring.redisclaim import RedisClaims
 from mcpsite.models import ConsumedRequestState
 
@@ -130,6 +131,7 @@ async def _settle(current: _Round, method: str) -> None:
     claim, current.claim = current.claim, None
     if claim is not None and not await claim:
         logger.warning("requestState rejected on %s: replayed", method)
+        metrics.count_refusal("replayed")
         raise _refuse()
 
 
@@ -176,10 +178,12 @@ class RefuseReplayedState:
             # The boundary verified a state our codec did not open: the codec is not wired
             # through `PayloadNotingCodec`. Fail closed rather than guess how long to claim it.
             logger.error("requestState rejected on %s: no verified expiry to claim it until", ctx.method)
+            metrics.count_refusal("no verified expiry")
             raise _refuse()
         if self._redis is None or ctx.method not in self._settled_by_handler:
             if not await self._claim(current.digest, exp):
                 logger.warning("requestState rejected on %s: replayed", ctx.method)
+                metrics.count_refusal("replayed")
                 raise _refuse()
             return await call_next(ctx)
         current.claim = self._redis.claim_soon(_claim_key(current.digest), ceil(exp * 1000))

@@ -10,6 +10,7 @@ from notifications import services
 from notifications.models import Delivery, Endpoint
 from tests.conftest import Cast, LiveServer
 from tests.notifications.conftest import BACKOFF_BASE_SECONDS, Receiver, verify, wait_for_status
+from tests.operate.scrape import moved, scrape
 
 
 def test_a_receiver_answering_500_twice_then_200_gets_three_attempts_with_backoff(
@@ -20,12 +21,16 @@ def test_a_receiver_answering_500_twice_then_200_gets_three_attempts_with_backof
 ) -> None:
     receiver = receiver_factory(answers=[500, 500])
     endpoint = endpoint_factory(receiver, [], slug="demo")
+    before = scrape(server.url)
 
     delivery = wait_for_status(services.endpoint_send_test(endpoint=endpoint), Delivery.Status.DELIVERED)
 
     attempts = list(delivery.attempt_rows.order_by("started_at"))
     assert [a.status_code for a in attempts] == [500, 500, 200]
     assert delivery.attempts == 3
+    after = scrape(server.url)  # the server's beat sent them: its counters say so
+    assert moved(before, after, "mcpsite_notification_attempts_total", result="refused") == 2
+    assert moved(before, after, "mcpsite_notification_attempts_total", result="delivered") == 1
     first, second, third = (a.started_at for a in attempts)
     # Retry n waits BASE * 2**(n-1), jittered to 50-100 %: at least 0.5 s, then at least 1 s.
     assert (second - first).total_seconds() >= 0.5 * BACKOFF_BASE_SECONDS

@@ -8,6 +8,7 @@ from django.test import override_settings
 from mcp_server.compose import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
+from mcpsite.toolcall_metrics import CountToolCalls
 from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
 from tools_app.tenant import TenantInfo
 
@@ -17,7 +18,8 @@ INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo"
 def test_server_is_named_for_its_audience_and_guards_its_state() -> None:
     server, _ = build_server(INFO)
     assert server.name == "mcpsite:acme"
-    assert server.middleware[0] is remember_wire_state
+    assert isinstance(server.middleware[0], CountToolCalls)  # outermost: times and counts every request
+    assert server.middleware[1] is remember_wire_state
     assert any(isinstance(m, RefuseReplayedState) for m in server.middleware)
 
 
@@ -46,16 +48,19 @@ def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_o
 
 def test_every_layer_stands_in_its_one_order() -> None:
     """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
-    sealed state noted outside the boundary, then question names, the replay guard, URL-mode steps."""
+    calls counted, the sealed state noted outside the boundary, then question names, the replay
+    guard, URL-mode steps, and MCP Apps hidden from clients without them."""
     payments = TenantInfo(id=3, slug="pay", name="Pay", public=True, toolsets=("demo", "payments"), version="v1")
     server, _ = build_server(payments)
     assert [type(m).__name__ for m in server.middleware] == [
+        "CountToolCalls",
         "function",
         "RequestStateBoundary",
         "WireNamesMiddleware",
         "RefuseReplayedState",
         "UrlModeMiddleware",
+        "HideAppsFromPlainClients",
     ]
-    assert server.middleware[0] is remember_wire_state
+    assert server.middleware[1] is remember_wire_state
     plain, _ = build_server(INFO)
     assert "UrlModeMiddleware" not in [type(m).__name__ for m in plain.middleware]
