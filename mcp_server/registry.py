@@ -39,7 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.exceptions import McpServerError
 from mcp_server.sessions import CappedSessionManager
-from mcpsite import protocol_methods
+from mcpsite import logs, protocol_methods
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
 from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
@@ -181,6 +181,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     # Outermost, ahead of the SDK's built-ins (it sees the sealed token); `middleware=` only
     # appends inside them, so this one is inserted.
     server.middleware.insert(0, remember_wire_state)
+    server.middleware.insert(0, logs.log_context_layer)  # issue 29: first of all, the call's log context
     protocol_methods.install(server)
     for name in info.toolsets:
         toolset = toolsets.get(name)
