@@ -47,7 +47,7 @@ async def per_request(app: Any, n: int, trusted: bool) -> float:
     headers = [(b"host", b"x"), (b"x-request-id", b"5f0c6a3e2b7d4f1a9c8e0b6d2a4f7c13")]
     start = time.perf_counter()
     for _ in range(n):
-        scope = {"type": "http", "path": "/t/demo/mcp", "headers": headers}
+        scope: dict[str, Any] = {"type": "http", "path": "/t/demo/mcp", "headers": headers}
         if trusted:
             scope[logs.TRUSTED_PEER] = True
         await app(scope, None, discard)

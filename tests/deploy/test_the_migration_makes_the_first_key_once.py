@@ -27,4 +27,4 @@ def test_keyring_init_makes_one_minting_key_and_keeps_it(tmp_path: Path) -> None
     assert re.fullmatch(r"minting key \S+\n", first), first
     assert manage("keyring_init", env=env) == first
     count = "from mcpsite.models import RequestStateKey as K; print(K.objects.count(), K.objects.get().phase)"
-    assert manage("shell", "-c", count, env=env).split() == ["1", "minting"]
+    assert manage("shell", "-c", count, env=env).splitlines()[-1].split() == ["1", "minting"]

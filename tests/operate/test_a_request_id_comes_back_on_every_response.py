@@ -4,6 +4,7 @@ else one the server made. A client cannot choose the id its lines are logged und
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx2
 import pytest
@@ -14,7 +15,7 @@ from tests.operate.conftest import PROXY_ADDRESS, json_lines
 MADE_HERE = re.compile(r"[0-9a-f]{32}")
 
 
-def get(server: LiveServer, path: str, *, via: str = "127.0.0.1", **headers: str | bytes) -> httpx2.Response:
+def get(server: LiveServer, path: str, *, via: str = "127.0.0.1", **headers: Any) -> httpx2.Response:
     with httpx2.Client(transport=httpx2.HTTPTransport(local_address=via), timeout=10) as client:
         return client.get(f"{server.url}{path}", headers=headers)
 

@@ -8,6 +8,7 @@ from django.test import override_settings
 from mcp_server.registry import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
+from mcpsite.logs import log_context_layer
 from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
 from tools_app.tenant import TenantInfo
 
@@ -17,7 +18,9 @@ INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo"
 def test_server_is_named_for_its_audience_and_guards_its_state() -> None:
     server, _ = build_server(INFO)
     assert server.name == "mcpsite:acme"
-    assert server.middleware[0] is remember_wire_state
+    # First the call's log context (issue 29), so every line of the call says which call it was;
+    # then the wire state, ahead of the SDK's built-ins.
+    assert server.middleware[:2] == [log_context_layer, remember_wire_state]
     assert any(isinstance(m, RefuseReplayedState) for m in server.middleware)
 
 
