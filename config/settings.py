@@ -581,5 +581,7 @@ LOGGING = {
         "celery.app.trace": {"filters": ["beat_bookkeeping_at_debug"]},
     },
 }
+if LOG_FORMAT == "json":
+    logging.captureWarnings(True)  # a Python warning is a JSON line too, not bare text on stderr
 # JSON logs: Celery keeps the root handler above instead of installing its own plain one.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT == "plain"
