@@ -569,15 +569,31 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")
+LOG_FORMAT = env_str("MCPSITE_LOG_FORMAT", "plain").strip().lower() or "plain"
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"MCPSITE_LOG_FORMAT: expected plain or json, got {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"beat_bookkeeping_at_debug": {"()": "config.logfilters.BeatBookkeepingAtDebug"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        # One JSON object a line; the request's context (`mcpsite.logs`) comes with every record.
+        "json": {"()": "mcpsite.logs.JsonFormatter"},
+    },
+    "filters": {
+        "beat_bookkeeping_at_debug": {"()": "config.logfilters.BeatBookkeepingAtDebug"},
+        "log_context": {"()": "mcpsite.logs.LogContextFilter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["log_context"]},
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "celery.app.trace": {"filters": ["beat_bookkeeping_at_debug"]},
     },
 }
+if LOG_FORMAT == "json":
+    logging.captureWarnings(True)  # a Python warning is a JSON line too, not bare text on stderr
+# JSON logs: Celery keeps the root handler above instead of installing its own plain one.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT == "plain"

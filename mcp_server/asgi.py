@@ -30,7 +30,7 @@ from starlette.types import Receive, Scope, Send  # noqa: E402
 from mcp_server import background  # noqa: E402
 from mcp_server.compose import stand_in  # noqa: E402
 from mcp_server.registry import registry  # noqa: E402
-from mcpsite import cors  # noqa: E402
+from mcpsite import cors, logs  # noqa: E402
 from mcpsite.tenancy import tenant_slug_of_path  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ async def _lifespan(scope: Scope, receive: Receive, send: Send) -> None:
     await send({"type": "lifespan.shutdown.complete"})
 
 
-async def application(scope: Scope, receive: Receive, send: Send) -> None:
+async def route(scope: Scope, receive: Receive, send: Send) -> None:
     kind = scope["type"]
     if kind == "http":
         slug = tenant_slug(scope["path"])
@@ -93,3 +93,7 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         return
     # Django's handler is annotated with narrower ASGI types than the spec's; the objects are the same.
     await django_application(scope, receive, send)  # type: ignore[arg-type]
+
+
+# issue 29: outermost, a request id per request (the log context, the X-Request-ID response header).
+application = logs.request_ids(route, tenant_of=tenant_slug)

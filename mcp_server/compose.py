@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.sessions import CappedSessionManager
 from mcp_tasks.extension import TasksExtension
-from mcpsite import protocol_methods, toolcall_metrics
+from mcpsite import logs, protocol_methods, toolcall_metrics
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
 from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
@@ -168,7 +168,9 @@ def layers(
     """
     spans, boundary = sdk.built_in_layers(server)
     return [
-        # Outermost: times and counts every request (`/metrics`), when metrics are on.
+        # First: the call's log context (tenant, tool, principal hash), so every line of it says so.
+        logs.log_context_layer,
+        # Then: times and counts every request (`/metrics`), when metrics are on.
         *([count_calls] if count_calls is not None else []),
         # Outside the boundary: notes the sealed requestState the codec will open (replay claims).
         remember_wire_state,

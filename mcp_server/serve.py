@@ -32,6 +32,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from mcpsite.logs import TRUSTED_PEER
+
 # When the configuration names no limit (a plain `uvicorn --http mcp_server.serve:...`); the
 # settings' default is the same.
 DEFAULT_MAX_HEAD = 64 * 1024
@@ -193,11 +195,13 @@ class GuardedHttpToolsProtocol(HeadLimitedHttpToolsProtocol):
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self.address: str | None = None  # counted against, while open
+        self.trusted_peer = False  # issue 29: a trusted proxy's requests are marked (`mcpsite.logs`)
         self.head_timer: asyncio.TimerHandle | None = None
         self.body_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.trusted_peer = self.from_trusted_proxy()
         address = self.counted_address()
         if address is not None:
             held = self.open_per_address.get(address, 0)
@@ -231,6 +235,11 @@ class GuardedHttpToolsProtocol(HeadLimitedHttpToolsProtocol):
         elif self.body_timer is None:
             self.body_timer = self.loop.call_later(self.body_timeout, self.body_timed_out)
 
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self.trusted_peer:
+            self.scope[TRUSTED_PEER] = True  # type: ignore[literal-required]
+
     def on_headers_complete(self) -> None:
         if self.head_timer is not None:
             self.head_timer.cancel()
@@ -252,6 +261,16 @@ class GuardedHttpToolsProtocol(HeadLimitedHttpToolsProtocol):
             if timer is not None:
                 timer.cancel()
         self.head_timer = self.body_timer = None
+
+    def from_trusted_proxy(self) -> bool:
+        """The peer is one of ``MCPSITE_TRUSTED_PROXIES`` (uvicorn believes its forwarded headers)."""
+        if self.uncapped is None:
+            return True
+        try:
+            peer = ipaddress.ip_address(self.client[0]) if self.client else None
+        except ValueError:
+            return False
+        return peer is not None and any(peer in network for network in self.uncapped)
 
     def counted_address(self) -> str | None:
         if self.client is None:
@@ -320,6 +339,8 @@ def uvicorn_options() -> dict[str, Any]:
         "proxy_headers": bool(trusted),
         "forwarded_allow_ips": trusted,
         "access_log": False,
+        # JSON logs: uvicorn's own lines go through the root handler too, not a plain one of its own.
+        **({"log_config": None} if settings.LOG_FORMAT == "json" else {}),
         "timeout_graceful_shutdown": settings.MCPSITE["SHUTDOWN_GRACE_SECONDS"],
     }
 

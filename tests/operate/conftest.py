@@ -1,21 +1,24 @@
 """What the readiness tests share: a Redis of their own (to stop), and a SQLite database of their
-own (to roll a migration back on), each beside the suite's."""
+own (to roll a migration back on), each beside the suite's; what the log tests share: a server
+writing JSON logs."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 
-from tests.conftest import ROOT, database_url, free_port
+from tests.conftest import ROOT, LiveServer, database_url, free_port
 
 
 @dataclass
@@ -102,3 +105,20 @@ def production_env(**overrides: str) -> dict[str, str]:
 def database_url_for_servers(django_db_setup: None) -> str:
     """The suite's test database, as the live servers are given it."""
     return database_url()
+
+
+# The log tests' server believes forwarded headers, and so X-Request-ID, from 127.0.0.2 only: a
+# client on 127.0.0.1 is an outsider, one on 127.0.0.2 stands for the proxy.
+PROXY_ADDRESS = "127.0.0.2"
+
+
+@pytest.fixture(scope="package")
+def json_server(server_factory: Callable[..., LiveServer]) -> Iterator[LiveServer]:
+    server = server_factory(MCPSITE_LOG_FORMAT="json", MCPSITE_TRUSTED_PROXIES=PROXY_ADDRESS)
+    yield server
+    server.stop()
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """Every line a server wrote, each parsed as one JSON object (a line that is not one fails)."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -11,12 +11,15 @@ How each command is run and checked:
   the test fills it from that output, and a placeholder it cannot fill fails the test;
 - a ``# -> ...`` line under a command is its expected output (``...`` matches anything) and the
   output must match it; the comments on `scripts/run` list what it prints, and it must print them;
-- the only changes the test makes: the port (a free one for 8000 and 9000), and a short requestState
-  lifetime so the key ring rotation's guards wait seconds, not ten minutes;
+- the only changes the test makes: the port (a free one for 8000 and 9000), a short requestState
+  lifetime so the key ring rotation's guards wait seconds, not ten minutes, and the folder
+  ``deploy/make-secrets`` writes to (one in the test's own, not the working tree's);
 - the two steps done by clicking in the admin (adding a notifications endpoint, sending it a test
   event) are done with the same services in ``manage.py shell``, on the same database;
-- not run here: ``scripts/test`` (it is what runs this test) and ``bench/run`` (the benchmark, ~9 min,
-  not part of the suite); the Celery commands run against the suite's PostgreSQL and Redis (the
+- not run here: ``scripts/test`` (it is what runs this test), ``bench/run`` (the benchmark, ~9 min,
+  not part of the suite), and the *Deploy* section's ``podman`` and ``kubectl`` commands (no
+  registry to pull the image's base from, no container runtime that starts here, no cluster:
+  ``tests/deploy`` checks those files instead); the Celery commands run against the suite's PostgreSQL and Redis (the
   deployed configuration they are for) until each says it is ready.
 """
 
@@ -41,7 +44,12 @@ from tests.mcp.clients import raw_post
 
 BLOCK = re.compile(r"^```(sh|python)\n(.*?)^```", re.M | re.S)
 PLACEHOLDER = re.compile(r"<([A-Za-z_][\w.]*)>")
-NOT_RUN = {"scripts/test": "it is what runs this test", "bench/run": "the benchmark, not part of the suite"}
+NOT_RUN = {
+    "scripts/test": "it is what runs this test",
+    "bench/run": "the benchmark, not part of the suite",
+    "podman": "no registry reachable here for the image's base, and podman cannot start a container here",
+    "kubectl": "no cluster here; tests/deploy validates the manifests and checks what they say",
+}
 FAST_ROTATION = {"MCPSITE_REQUEST_STATE_TTL": "20", "MCPSITE_POLL_SECONDS": "0.5"}
 
 
@@ -317,6 +325,8 @@ def test_every_readme_command_runs_in_order_and_prints_what_the_readme_says(newc
                 continue
             if "/api/v1/elicitations/?kind=approval" in command.text:
                 a_pending_approval(reader)
+            if command.text == "deploy/make-secrets":
+                command = Command(f"deploy/make-secrets {reader.var / 'secrets'}", command.expected)
             output = run(reader, command)
             learn(reader, command, output)
     assert not set(NOT_RUN) - {c.split()[0] for c in reader.ran}, "a command this test skips is gone: update NOT_RUN"

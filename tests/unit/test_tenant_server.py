@@ -8,6 +8,7 @@ from django.test import override_settings
 from mcp_server.compose import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
+from mcpsite.logs import log_context_layer
 from mcpsite.toolcall_metrics import CountToolCalls
 from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
 from tools_app.tenant import TenantInfo
@@ -18,8 +19,12 @@ INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo"
 def test_server_is_named_for_its_audience_and_guards_its_state() -> None:
     server, _ = build_server(INFO)
     assert server.name == "mcpsite:acme"
-    assert isinstance(server.middleware[0], CountToolCalls)  # outermost: times and counts every request
-    assert server.middleware[1] is remember_wire_state
+    # First the call's log context, so every line of the call says which call it was; then the
+    # calls counted (outermost of the rest: it times every request), then the wire state, ahead of
+    # the SDK's built-ins.
+    assert server.middleware[0] is log_context_layer
+    assert isinstance(server.middleware[1], CountToolCalls)
+    assert server.middleware[2] is remember_wire_state
     assert any(isinstance(m, RefuseReplayedState) for m in server.middleware)
 
 
@@ -48,11 +53,12 @@ def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_o
 
 def test_every_layer_stands_in_its_one_order() -> None:
     """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
-    calls counted, the sealed state noted outside the boundary, then question names, the replay
+    call's log context, the calls counted, the sealed state noted outside the boundary, then question names, the replay
     guard, URL-mode steps, and MCP Apps hidden from clients without them."""
     payments = TenantInfo(id=3, slug="pay", name="Pay", public=True, toolsets=("demo", "payments"), version="v1")
     server, _ = build_server(payments)
     assert [type(m).__name__ for m in server.middleware] == [
+        "LogContextLayer",
         "CountToolCalls",
         "function",
         "RequestStateBoundary",
@@ -61,6 +67,6 @@ def test_every_layer_stands_in_its_one_order() -> None:
         "UrlModeMiddleware",
         "HideAppsFromPlainClients",
     ]
-    assert server.middleware[1] is remember_wire_state
+    assert server.middleware[2] is remember_wire_state
     plain, _ = build_server(INFO)
     assert "UrlModeMiddleware" not in [type(m).__name__ for m in plain.middleware]
