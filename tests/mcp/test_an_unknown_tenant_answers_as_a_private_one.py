@@ -73,14 +73,16 @@ REQUESTS: dict[str, Request] = {
 
 def seen(response: httpx2.Response, slug: str) -> tuple[int, list[tuple[str, str]], bytes]:
     """The answer as a caller sees it, with the tenant's slug written as `<slug>` (and without
-    uvicorn's `date`, which ticks, and the length, which the slug's changes)."""
+    uvicorn's `date`, which ticks, the length, which the slug's changes, and the request id, which
+    each request has its own of, `mcpsite.logs`)."""
 
     def general(text: str) -> str:
         return text.replace(f"/t/{slug}/mcp", "/t/<slug>/mcp")
 
+    assert len(response.headers.get_list("x-request-id")) == 1
     if response.request.method != "HEAD":
         assert int(response.headers.get("content-length", "0")) == len(response.content)
-    headers = sorted((k, general(v)) for k, v in response.headers.multi_items() if k not in {"date", "content-length"})
+    headers = sorted((k, general(v)) for k, v in response.headers.multi_items() if k not in {"date", "content-length", "x-request-id"})
     return response.status_code, headers, general(response.content.decode(errors="replace")).encode()
 
 
