@@ -46,7 +46,7 @@ from tools_app import sdk
 from tools_app.discovery import toolsets
 from tools_app.mcp_apps import HideAppsFromPlainClients, apps_extension
 from tools_app.tenant import TenantInfo
-from tools_app.toolsets import Toolset
+from tools_app.toolsets import Toolset, is_rendered_once
 from tools_app.urlmode import UrlModeMiddleware, UrlModeToolset
 from tools_app.wirenames import WireNamesMiddleware
 
@@ -74,6 +74,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     async def lifespan(_: MCPServer[TenantInfo]) -> AsyncIterator[TenantInfo]:
         yield info
 
+    sdk.memoize_form_questions(fixed=is_rendered_once)  # the SDK's form questions rendered once per schema
     tasks = TasksExtension.for_toolsets(served)
     apps = apps_extension(served)
     server: MCPServer[TenantInfo] = MCPServer(
