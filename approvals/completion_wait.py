@@ -1,7 +1,7 @@
 """Who in this process waits for an elicitation to end, and the handler that tells them.
 
 Two kinds of waiter, both process-local and both fed by the ``approvals.resolved`` broadcast
-(`on_resolved`, registered on the broadcast in `ApprovalsConfig.ready()`), whichever process ended
+(`on_resolved`, in the root's table of handlers, `mcp_server.background.HANDLERS`), whichever process ended
 the row:
 
 - a round held open (2026-07-28), a call waiting in-call (2025-11-25) or a durable task's run

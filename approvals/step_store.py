@@ -1,6 +1,7 @@
 """The framework's URL-mode steps kept as `Elicitation` rows (`tools_app.urlmode.UrlStepStore`).
 
-Registered in `ApprovalsConfig.ready()`, so the framework imports nothing of this app: a step
+Handed to each tenant's server by the composer (`mcp_server.compose.serving`), so the framework
+imports nothing of this app: a step
 opens (or reuses) a row through `services.elicitation_open`, a client's decline or cancel ends it
 through the services, and a wait is woken by the ``approvals.resolved`` broadcast (`completion_wait`).
 """

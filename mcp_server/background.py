@@ -11,6 +11,8 @@ import anyio
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from approvals import completion_wait
+from approvals.services import RESOLVED_EVENT
 from mcp_server import beat
 from mcp_server.registry import registry
 from mcp_tasks.in_process_sweep import sweep_in_process
@@ -45,7 +47,10 @@ async def _on_token_changed(event: broadcast.Event) -> None:
     tokens.evict(str(event.get("checksum", "")))
 
 
+# Every broadcast event this process handles, and who handles it: the one table.
 HANDLERS: dict[str, broadcast.Handler] = {
+    # A URL-mode step ended: wake the rounds and runs waiting on it in this process.
+    RESOLVED_EVENT: completion_wait.on_resolved,
     "keyring.changed": _on_keyring_changed,
     "tenants.changed": _on_tenants_changed,
     "token.changed": _on_token_changed,
@@ -67,7 +72,7 @@ async def _poll(interval: float) -> None:
 async def _listen() -> None:
     while True:
         try:
-            await broadcast.listen({**broadcast.registered(), **HANDLERS})
+            await broadcast.listen(HANDLERS)
         except Exception:
             logger.exception("broadcast listener failed; reconnecting")
             await anyio.sleep(1.0)

@@ -16,6 +16,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -33,6 +34,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from approvals.step_store import ElicitationStepStore
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.sessions import CappedSessionManager
 from mcp_tasks.extension import TasksExtension
@@ -46,7 +48,7 @@ from tools_app import sdk
 from tools_app.discovery import toolsets
 from tools_app.mcp_apps import HideAppsFromPlainClients, apps_extension
 from tools_app.tenant import TenantInfo
-from tools_app.toolsets import Toolset
+from tools_app.toolsets import Toolset, is_rendered_once
 from tools_app.urlmode import UrlModeMiddleware, UrlModeToolset
 from tools_app.wirenames import WireNamesMiddleware
 
@@ -70,10 +72,13 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     #    ring for its audience, the toolsets' tool records (built once per process, shared by every
     #    tenant serving the toolset), durable tasks when a toolset declares task tools, and MCP
     #    Apps when a toolset declares views.
+    state = serving(info)
+
     @asynccontextmanager
     async def lifespan(_: MCPServer[TenantInfo]) -> AsyncIterator[TenantInfo]:
-        yield info
+        yield state
 
+    sdk.memoize_form_questions(fixed=is_rendered_once)  # the SDK's form questions rendered once per schema
     tasks = TasksExtension.for_toolsets(served)
     apps = apps_extension(served)
     server: MCPServer[TenantInfo] = MCPServer(
@@ -187,6 +192,16 @@ def layers(
         # No MCP Apps views, ui metadata or app-only tools for a client without the extension.
         *([hide_apps] if hide_apps is not None else []),
     ]
+
+
+STEP_STORE = ElicitationStepStore()
+"""Where every tenant's URL-mode steps are kept (approvals' rows), handed to the framework here."""
+
+
+def serving(info: TenantInfo) -> TenantInfo:
+    """The tenant as its server's lifespan state: with what the framework is handed (the store
+    of its URL-mode steps). A task's run, outside any request, is handed the same."""
+    return replace(info, url_steps=STEP_STORE)
 
 
 def _served_toolsets(info: TenantInfo) -> list[Toolset]:

@@ -25,7 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import INTERNAL_ERROR
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_server.compose import build_server
+from mcp_server.compose import build_server, serving
 from mcp_server.exceptions import McpServerError
 from mcp_server.sessions import CappedSessionManager
 from tools_app import sdk
@@ -300,9 +300,9 @@ def tenant_server_for(slug: str) -> tuple[TenantInfo | None, MCPServer[TenantInf
     info = load_tenant(slug)
     if info is None:
         return None, None
-    serving = registry.get(slug)
-    if serving is not None and serving.info == info:
-        return info, serving.server
+    loaded = registry.get(slug)
+    if loaded is not None and loaded.info == info:
+        return serving(info), loaded.server
     with _built_lock:
         built = _built.get(slug)
         if built is None or built[0] != info:
@@ -311,4 +311,4 @@ def tenant_server_for(slug: str) -> tuple[TenantInfo | None, MCPServer[TenantInf
         _built.move_to_end(slug)
         while len(_built) > settings.MCPSITE["TENANTS_MAX_LOADED"]:
             _built.popitem(last=False)
-    return built
+    return serving(built[0]), built[1]

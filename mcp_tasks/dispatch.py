@@ -46,7 +46,7 @@ _LISTENER_READY_SECONDS = 5.0
 
 
 def listen_in_this_process() -> None:
-    """Listen for the broadcast events apps registered (``approvals.resolved``: a step ended), on a
+    """Listen for ``approvals.resolved`` (a URL-mode step ended), on a
     daemon thread of this process, once per process (a forked worker child starts its own).
 
     A serving process listens in its lifespan; a Celery worker serves no requests, so nothing
@@ -65,10 +65,13 @@ def listen_in_this_process() -> None:
 
 
 def _listen_forever(ready: threading.Event) -> None:
+    from approvals import completion_wait
+    from approvals.services import RESOLVED_EVENT
+
     async def listen() -> None:
         while True:
             try:
-                await broadcast.listen(broadcast.registered(), ready=ready.set)
+                await broadcast.listen({RESOLVED_EVENT: completion_wait.on_resolved}, ready=ready.set)
             except Exception:
                 logger.exception("task worker's broadcast listener failed; reconnecting")
             await anyio.sleep(1.0)

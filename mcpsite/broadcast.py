@@ -4,8 +4,9 @@ Publishers call `publish_on_commit` from inside their transaction; the event lea
 transaction commits. Listeners are the ASGI lifespan's `listen()` loop. A lost event is not fatal:
 every cache that an event invalidates is also refreshed by a poll or expires on its own.
 
-An app above the core says what its events do with `register()` in its `AppConfig.ready()`, so
-the composition root listens for them without importing the app (`mcp_server.background`).
+Who handles which event stands in one table, the composition root's (`mcp_server.background.HANDLERS`),
+which may import every app; a Celery worker's listener names its one handler itself
+(`mcp_tasks.dispatch`). Nothing registers itself.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
@@ -25,20 +25,6 @@ GROUP = "mcpsite.broadcast"
 
 Event = dict[str, Any]
 Handler = Callable[[Event], Awaitable[None]]
-
-_registered: dict[str, Handler] = {}
-
-
-def register(event_type: str, handler: Handler) -> None:
-    """What this process does when an event of `event_type` arrives (one handler per type)."""
-    known = _registered.get(event_type)
-    if known is not None and known is not handler:
-        raise ImproperlyConfigured(f"two handlers for the broadcast event {event_type!r}: {known!r} and {handler!r}")
-    _registered[event_type] = handler
-
-
-def registered() -> dict[str, Handler]:
-    return dict(_registered)
 
 
 async def apublish(event: Event) -> None:

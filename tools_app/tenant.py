@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tools_app.urlmode.store import UrlStepStore
 
 
 def tenant_audience(slug: str) -> str:
@@ -23,6 +27,9 @@ class TenantInfo:
     # The tenant's own call quotas (`mcp_server.quotas`); None: the site's defaults.
     call_quota: int | None = None
     call_quota_per_person: int | None = None
+    # Where this server's URL-mode steps are kept: handed in by the composer with the lifespan
+    # state (`mcp_server.compose.serving`), never registered. Not part of what the tenant is.
+    url_steps: UrlStepStore | None = field(default=None, compare=False, repr=False)
 
     @property
     def audience(self) -> str:

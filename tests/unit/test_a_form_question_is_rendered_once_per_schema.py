@@ -15,7 +15,11 @@ from mcp.server.mcpserver.resolve import Elicit as SdkElicit
 from mcp_types import ElicitRequest, ElicitRequestFormParams
 from pydantic import BaseModel, Field
 
-from tools_app.toolsets import Elicit
+from tools_app.sdk import memoize_form_questions
+from tools_app.toolsets import Elicit, is_rendered_once
+
+# What `mcp_server.compose.build_server` does for every tenant's server (idempotent).
+memoize_form_questions(fixed=is_rendered_once)
 
 
 class Colour(BaseModel):

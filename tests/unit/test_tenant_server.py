@@ -70,3 +70,11 @@ def test_every_layer_stands_in_its_one_order() -> None:
     assert server.middleware[2] is remember_wire_state
     plain, _ = build_server(INFO)
     assert "UrlModeMiddleware" not in [type(m).__name__ for m in plain.middleware]
+
+
+def test_building_a_server_renders_form_questions_once_per_schema() -> None:
+    """The composer, not an app's `ready()`, memoises the SDK's form-question rendering."""
+    from mcp.server.mcpserver import resolve
+
+    build_server(INFO)
+    assert getattr(resolve._render_request, "memoized", False) is True

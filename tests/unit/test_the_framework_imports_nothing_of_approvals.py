@@ -36,9 +36,13 @@ def test_the_framework_imports_nothing_of_approvals() -> None:
     assert reaching_up == set()
 
 
-def test_approvals_keeps_the_url_steps_once_it_is_ready() -> None:
+def test_a_tenants_server_is_handed_approvals_store_of_url_steps() -> None:
     # Imported here, so the test above reports what reaches up even where this store is missing.
     from approvals.step_store import ElicitationStepStore
-    from tools_app.urlmode import url_step_store
+    from mcp_server.compose import serving
+    from tools_app.tenant import TenantInfo
 
-    assert isinstance(url_step_store(), ElicitationStepStore)
+    info = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("payments",), version="v1")
+    state = serving(info)
+    assert isinstance(state.url_steps, ElicitationStepStore)
+    assert state == info  # what the server is handed is not part of what the tenant is

@@ -44,8 +44,6 @@ from tools_app.urlmode.store import (
     StepRefused,
     StepState,
     UrlStepStore,
-    url_step_store,
-    url_step_store_register,
 )
 
 __all__ = [
@@ -66,6 +64,4 @@ __all__ = [
     "UrlStepStore",
     "arguments_digest",
     "url_step",
-    "url_step_store",
-    "url_step_store_register",
 ]

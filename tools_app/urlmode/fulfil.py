@@ -41,7 +41,7 @@ from tools_app.principal import Principal
 from tools_app.sdk import sdk_tool
 from tools_app.toolsets import CONTEXT_PARAMETER, present_as, resolved_parameters, tenant_of
 from tools_app.urlmode.steps import UrlOutcome, UrlStep
-from tools_app.urlmode.store import PendingStep, StepRefused, StepState, UrlStepStore, url_step_store
+from tools_app.urlmode.store import PendingStep, StepRefused, StepState, UrlStepStore
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
 
@@ -184,7 +184,9 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
         raise RuntimeError("URL-mode steps need their toolset to be a tools_app.urlmode.UrlModeToolset")
     tool, args_digest = _call_identity(ctx)
     _require_url_elicitation(ctx, tool=tool, modern=modern)
-    store = url_step_store()
+    store = tenant_of(ctx).url_steps
+    if store is None:
+        raise RuntimeError("this tenant's server was built without a URL-step store (TenantInfo.url_steps)")
     try:
         state = await store.open(
             step,

@@ -1,5 +1,6 @@
-"""The port through which URL-mode steps reach their rows: `UrlStepStore`, registered once by the
-app that keeps them (`approvals`, in `ApprovalsConfig.ready()`), so the framework imports none of it."""
+"""The port through which URL-mode steps reach their rows: `UrlStepStore`. The composer hands the
+store of the app that keeps them (`approvals`) to each tenant's server in its lifespan state
+(`TenantInfo.url_steps`), so the framework imports none of it."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class StepRefused(ToolsAppError):
 
 class UrlStepStore(Protocol):
     """Where URL-mode steps are kept and how their end is learnt. The framework knows no rows:
-    the app that keeps them registers one store (`url_step_store_register`) in its ``ready()``."""
+    the composer hands one in with each server's lifespan state (`TenantInfo.url_steps`)."""
 
     async def open(
         self,
@@ -69,17 +70,3 @@ class UrlStepStore(Protocol):
     def legacy_wait_seconds(self) -> float:
         """How long a 2025-11-25 call waits in-call for the row to end."""
         ...
-
-
-_store: UrlStepStore | None = None
-
-
-def url_step_store_register(store: UrlStepStore) -> None:
-    global _store
-    _store = store
-
-
-def url_step_store() -> UrlStepStore:
-    if _store is None:
-        raise RuntimeError("no UrlStepStore registered (approvals registers one in ApprovalsConfig.ready())")
-    return _store
