@@ -82,7 +82,8 @@ def seen(response: httpx2.Response, slug: str) -> tuple[int, list[tuple[str, str
     assert len(response.headers.get_list("x-request-id")) == 1
     if response.request.method != "HEAD":
         assert int(response.headers.get("content-length", "0")) == len(response.content)
-    headers = sorted((k, general(v)) for k, v in response.headers.multi_items() if k not in {"date", "content-length", "x-request-id"})
+    per_request = {"date", "content-length", "x-request-id"}
+    headers = sorted((k, general(v)) for k, v in response.headers.multi_items() if k not in per_request)
     return response.status_code, headers, general(response.content.decode(errors="replace")).encode()
 
 
