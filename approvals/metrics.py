@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from django.db.models import Count
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 
 from approvals.models import Elicitation
+from mcpsite.metrics import count_by_choice
 
 
 class PendingElicitations:
@@ -15,11 +15,11 @@ class PendingElicitations:
     indexed status."""
 
     def collect(self) -> Iterator[Metric]:
-        gauge = GaugeMetricFamily(
-            "mcpsite_pending_elicitations", "Pending URL-mode elicitations by kind.", labels=["kind"]
+        yield count_by_choice(
+            "mcpsite_pending_elicitations",
+            "Pending URL-mode elicitations by kind.",
+            "kind",
+            Elicitation.objects.filter(status=Elicitation.Status.PENDING),
+            "kind",
+            Elicitation.Kind.values,
         )
-        pending = Elicitation.objects.filter(status=Elicitation.Status.PENDING)
-        counts = dict(pending.values_list("kind").annotate(n=Count("pk")).order_by())
-        for kind in Elicitation.Kind.values:
-            gauge.add_metric([kind], counts.get(kind, 0))
-        yield gauge

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseNotFound
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_GET
@@ -158,17 +158,32 @@ class ScrapeCollector(Protocol):
     def collect(self) -> Iterable[Metric]: ...
 
 
+def count_by_choice(
+    name: str, documentation: str, label: str, rows: QuerySet[Any], field: str, choices: Iterable[str]
+) -> GaugeMetricFamily:
+    """A gauge of `rows` counted per value of `field` (one grouped query), every choice present
+    (0 when none): the shape of each of our database gauges."""
+    counts = dict(rows.values_list(field).annotate(n=Count("pk")).order_by())
+    gauge = GaugeMetricFamily(name, documentation, labels=[label])
+    for choice in choices:
+        gauge.add_metric([choice], counts.get(choice, 0))
+    return gauge
+
+
 class KeyRingPhases:
     """requestState keys by phase (verifying, minting, retired): one grouped query."""
 
     def collect(self) -> Iterator[Metric]:
         from mcpsite.models import RequestStateKey
 
-        gauge = GaugeMetricFamily("mcpsite_keyring_keys", "requestState keys by phase.", labels=["phase"])
-        counts = dict(RequestStateKey.objects.values_list("phase").annotate(n=Count("pk")).order_by())
-        for phase in RequestStateKey.Phase.values:
-            gauge.add_metric([phase], counts.get(phase, 0))
-        yield gauge
+        yield count_by_choice(
+            "mcpsite_keyring_keys",
+            "requestState keys by phase.",
+            "phase",
+            RequestStateKey.objects.all(),
+            "phase",
+            RequestStateKey.Phase.values,
+        )
 
 
 @cache

@@ -28,3 +28,30 @@ def signed_in(live: LiveServer, username: str, password: str) -> httpx2.Client:
 def admin_messages(page: httpx2.Response) -> str:
     """The Django messages a page shows (the admin says there what an action did, or refused)."""
     return " ".join(re.findall(r'<li class="(?:success|info|warning|error)">(.*?)</li>', page.text, re.S))
+
+
+def modern_tool_call(name: str, arguments: dict[str, object], *, token: str, request_id: str) -> tuple[dict, dict]:
+    """A self-contained 2026-07-28 ``tools/call`` as a client POSTs it: the body and its headers,
+    with a bearer token and an ``X-Request-ID`` of the caller's choosing."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+        "X-Request-ID": request_id,
+    }
+    return body, headers

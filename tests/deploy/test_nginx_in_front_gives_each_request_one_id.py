@@ -21,6 +21,7 @@ import pytest
 from mcpsite import services
 from tests.conftest import Cast, LiveServer, free_port
 from tests.deploy.conftest import DEPLOY
+from tests.http import modern_tool_call
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -93,27 +94,9 @@ def proxied(server_factory: Callable[..., LiveServer], tmp_path: Path) -> Iterat
 def test_a_request_through_nginx_is_logged_and_answered_under_nginxs_id(proxied: Proxied, cast: Cast) -> None:
     # Bound to the public URL, the proxy's (RFC 8707), as the server's site root says.
     token = services.token_issue(tenant=cast.tenant("demo"), user=cast.user("alice"), site_root=proxied.url).token
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": "book_table",
-            "arguments": {"date": "not-a-date", "party_size": 2},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28",
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "book_table",
-        "X-Request-ID": "chosen-by-the-client-0001",
-    }
+    call, headers = modern_tool_call(
+        "book_table", {"date": "not-a-date", "party_size": 2}, token=token, request_id="chosen-by-the-client-0001"
+    )
     proxied.server.mark_log()
     answer = httpx2.post(f"{proxied.url}/t/demo/mcp", json=call, headers=headers, timeout=10)
     assert answer.status_code == 200, answer.text

@@ -10,6 +10,7 @@ import httpx2
 import pytest
 
 from tests.conftest import Cast, LiveServer
+from tests.http import modern_tool_call
 from tests.operate.conftest import PROXY_ADDRESS, json_lines
 
 MADE_HERE = re.compile(r"[0-9a-f]{32}")
@@ -37,27 +38,9 @@ def test_a_request_id_sent_by_a_client_that_is_no_trusted_proxy_is_replaced(json
 
 def test_a_trusted_proxys_request_id_is_returned_and_logged(json_server: LiveServer, cast: Cast) -> None:
     proxy_id = "5f0c6a3e2b7d4f1a9c8e0b6d2a4f7c13"  # nginx's $request_id
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": "book_table",
-            "arguments": {"date": "not-a-date", "party_size": 2},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "Authorization": f"Bearer {cast.token(json_server)}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28",
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "book_table",
-        "X-Request-ID": proxy_id,
-    }
+    call, headers = modern_tool_call(
+        "book_table", {"date": "not-a-date", "party_size": 2}, token=cast.token(json_server), request_id=proxy_id
+    )
     json_server.mark_log()
     with httpx2.Client(transport=httpx2.HTTPTransport(local_address=PROXY_ADDRESS), timeout=10) as client:
         answer = client.post(json_server.mcp_url(), json=call, headers=headers)
