@@ -54,4 +54,8 @@ async def sign_in_and_decide(
     async with page.expect_request(lambda request: request.url.startswith(CALLBACK)) as info:
         await page.click("button[name=allow]" if allow else "button[name=deny]")
     request = await info.value
+    # Let the navigation to the callback finish before the caller moves the page on: a `goto`
+    # issued while it is still in flight is interrupted by Chromium's error page.
+    await page.wait_for_url(f"{CALLBACK}**")
+    await page.wait_for_load_state()
     return parse_qs(urlsplit(request.url).query)
