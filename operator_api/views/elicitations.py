@@ -20,7 +20,7 @@ from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
 from operator_api import serializers as s
 from operator_api.pagination import NewestReceivedFirst
-from operator_api.views import oauth_client_of
+from operator_api.views import actor_of
 
 READ = ("approvals:read", "approvals.view_elicitation")
 WRITE = ("approvals:write", "approvals.change_elicitation")
@@ -108,7 +108,8 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return Response(s.ElicitationDetailSerializer(self.get_queryset().get(pk=row.pk)).data)
 
     def _staff(self, request: Request) -> dict[str, Any]:
-        return {"user": request.user, "oauth_client": oauth_client_of(request)}
+        actor = actor_of(request)
+        return {"user": actor.user, "oauth_client": actor.oauth_client}
 
     @extend_schema(request=s.NoteSerializer, responses=s.ElicitationDetailSerializer)
     @action(detail=True, methods=["post"])
