@@ -27,7 +27,7 @@ The package: `steps` (what authors return and receive), `store` (the port to the
 """
 
 from tools_app.urlmode.fulfil import arguments_digest, url_step
-from tools_app.urlmode.middleware import UrlModeMiddleware, UrlModeToolset
+from tools_app.urlmode.middleware import UrlModeMiddleware
 from tools_app.urlmode.steps import (
     Approval,
     Cancelled,
@@ -45,6 +45,7 @@ from tools_app.urlmode.store import (
     StepState,
     UrlStepStore,
 )
+from tools_app.urlmode.toolset import UrlModeToolset
 
 __all__ = [
     "Approval",

@@ -6,21 +6,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import InputRequiredResult
 from mcp_types.methods import is_input_required
 from mcp_types.version import is_version_at_least
-from pydantic import ConfigDict
 
-from tools_app.sdk import sdk_tool
-from tools_app.toolsets import Toolset
 from tools_app.urlmode.fulfil import INPUT_REQUIRED_VERSION, Round, current_round
-from tools_app.wirenames import WireNamesMiddleware
 from tools_app.wirestate import unwrap_state, wire_result, wrap_state
 
 _STATE_KEY = "mcpsite.url"
@@ -104,31 +97,3 @@ class UrlModeMiddleware:
             wire.pop("inputRequests", None)
         wire["requestState"] = wrap_state(_STATE_KEY, {"rows": rows}, wire.get("requestState"))
         return wire
-
-
-class UrlModeToolset(Toolset):
-    """A `Toolset` whose tools may use `url_step` resolvers: a server serving one has the
-    `UrlModeMiddleware` layer (placed by `mcp_server.compose.layers`), and its tools refuse
-    arguments they do not declare (see `_forbid_extra_arguments`)."""
-
-    def install(self, server: MCPServer[Any], names: WireNamesMiddleware) -> None:
-        super().install(server, names)
-        for name in self.tool_names():
-            tool = sdk_tool(server, name)
-            if tool is not None:
-                _forbid_extra_arguments(tool)
-
-
-def _forbid_extra_arguments(tool: Tool) -> None:
-    """An undeclared argument is refused, and the input schema says so (``additionalProperties:
-    false``). The SDK's argument model ignores extra keys, which made ``{"booking_id": 1, "x": 1}``
-    a different call from ``{"booking_id": 1}`` to nothing but our digest: a second charge.
-    The SDK reads `fn_metadata.arg_model` on every call, so swapping it here takes effect. Once
-    per record: a record is shared by every tenant server serving the toolset (`Toolset.tools`)."""
-    loose = tool.fn_metadata.arg_model
-    if loose.model_config.get("extra") == "forbid":
-        return
-    namespace = {"__module__": loose.__module__, "model_config": ConfigDict(extra="forbid")}
-    strict = cast("type[ArgModelBase]", type(loose.__name__, (loose,), namespace))
-    tool.fn_metadata.arg_model = strict
-    tool.parameters = strict.model_json_schema(by_alias=True)
