@@ -9,19 +9,20 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict
 
+from tools_app.rounds import RoundMiddleware
 from tools_app.sdk import sdk_tool
 from tools_app.toolsets import Toolset
-from tools_app.wirenames import WireNamesMiddleware
 
 
 class UrlModeToolset(Toolset):
-    """A `Toolset` whose tools may use `url_step` resolvers: a server serving one has the
-    `UrlModeMiddleware` layer (placed by `mcp_server.compose.layers`), and its tools refuse
-    arguments they do not declare (see `_forbid_extra_arguments`)."""
+    """A `Toolset` whose tools may use `url_step` resolvers: the server's round layer
+    (`tools_app.rounds.RoundMiddleware`) carries their steps at the 2026-07-28 wire, and they
+    refuse arguments they do not declare (see `_forbid_extra_arguments`)."""
 
-    def install(self, server: MCPServer[Any], names: WireNamesMiddleware) -> None:
-        super().install(server, names)
+    def install(self, server: MCPServer[Any], rounds: RoundMiddleware) -> None:
+        super().install(server, rounds)
         for name in self.tool_names():
+            rounds.allow_url_steps(name)
             tool = sdk_tool(server, name)
             if tool is not None:
                 _forbid_extra_arguments(tool)
