@@ -23,8 +23,15 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 from oauth2_provider.models import get_application_model
 
-from approvals import outcomes, services
+from approvals import outcomes
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
+from approvals.services.ending import WrongKind
+from approvals.services.staff import (
+    approval_decide,
+    elicitation_cancel_by_staff,
+    elicitation_complete_by_staff,
+    elicitation_expire_by_staff,
+)
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -144,10 +151,10 @@ class CompleteByHandForm(forms.Form):
 
 def staff_end(row: Elicitation, button: str, user: AbstractBaseUser, note: str) -> Elicitation:
     if button in ("_approve", "_deny"):
-        return services.approval_decide(elicitation=row, user=user, approve=button == "_approve", note=note)
+        return approval_decide(elicitation=row, user=user, approve=button == "_approve", note=note)
     if button == "_cancel":
-        return services.elicitation_cancel_by_staff(elicitation=row, user=user, reason=note)
-    return services.elicitation_expire_by_staff(elicitation=row, user=user, reason=note)
+        return elicitation_cancel_by_staff(elicitation=row, user=user, reason=note)
+    return elicitation_expire_by_staff(elicitation=row, user=user, reason=note)
 
 
 class NoDeleting:
@@ -303,7 +310,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         if request.method == "POST" and form.is_valid():
             try:
                 # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
-                services.elicitation_complete_by_staff(
+                elicitation_complete_by_staff(
                     elicitation=row,
                     user=request.user,  # type: ignore[arg-type]
                     reason=form.cleaned_data["reason"],
@@ -339,7 +346,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         try:
             # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
             staff_end(row, button, request.user, request.POST.get("note", "").strip())  # type: ignore[arg-type]
-        except (ElicitationNotPending, services.WrongKind, ValueError) as exc:
+        except (ElicitationNotPending, WrongKind, ValueError) as exc:
             self.message_user(request, str(exc), messages.WARNING)
         else:
             # The id is not the first word: the admin capitalises a message's first letter, and ids
@@ -352,7 +359,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         for row in queryset.filter(status=Elicitation.Status.PENDING):
             try:
                 staff_end(row, button, request.user, "")  # type: ignore[arg-type]
-            except (ElicitationNotPending, services.WrongKind, ValueError):
+            except (ElicitationNotPending, WrongKind, ValueError):
                 skipped += 1
             else:
                 done += 1

@@ -16,8 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
+from approvals.services.staff import (
+    approval_decide,
+    elicitation_cancel_by_staff,
+    elicitation_complete_by_staff,
+    elicitation_expire_by_staff,
+)
 from operator_api import serializers as s
 from operator_api.pagination import NewestReceivedFirst
 from operator_api.views import oauth_client_of
@@ -117,9 +122,7 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return self._act(
             request,
             s.NoteSerializer,
-            lambda row, note: services.approval_decide(
-                elicitation=row, approve=True, note=note, **self._staff(request)
-            ),
+            lambda row, note: approval_decide(elicitation=row, approve=True, note=note, **self._staff(request)),
         )
 
     @extend_schema(request=s.NoteSerializer, responses=s.ElicitationDetailSerializer)
@@ -129,9 +132,7 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return self._act(
             request,
             s.NoteSerializer,
-            lambda row, note: services.approval_decide(
-                elicitation=row, approve=False, note=note, **self._staff(request)
-            ),
+            lambda row, note: approval_decide(elicitation=row, approve=False, note=note, **self._staff(request)),
         )
 
     @extend_schema(request=s.RequiredReasonSerializer, responses=s.ElicitationDetailSerializer)
@@ -141,9 +142,7 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return self._act(
             request,
             s.RequiredReasonSerializer,
-            lambda row, reason: services.elicitation_complete_by_staff(
-                elicitation=row, reason=reason, **self._staff(request)
-            ),
+            lambda row, reason: elicitation_complete_by_staff(elicitation=row, reason=reason, **self._staff(request)),
         )
 
     @extend_schema(request=s.ReasonSerializer, responses=s.ElicitationDetailSerializer)
@@ -153,9 +152,7 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return self._act(
             request,
             s.ReasonSerializer,
-            lambda row, reason: services.elicitation_cancel_by_staff(
-                elicitation=row, reason=reason, **self._staff(request)
-            ),
+            lambda row, reason: elicitation_cancel_by_staff(elicitation=row, reason=reason, **self._staff(request)),
         )
 
     @extend_schema(request=s.ReasonSerializer, responses=s.ElicitationDetailSerializer)
@@ -165,9 +162,7 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         return self._act(
             request,
             s.ReasonSerializer,
-            lambda row, reason: services.elicitation_expire_by_staff(
-                elicitation=row, reason=reason, **self._staff(request)
-            ),
+            lambda row, reason: elicitation_expire_by_staff(elicitation=row, reason=reason, **self._staff(request)),
         )
 
 
