@@ -26,16 +26,10 @@ from oauth2_provider.models import get_application_model
 from approvals import outcomes
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 from approvals.services.ending import WrongKind
-from approvals.services.staff import (
-    approval_decide,
-    elicitation_cancel_by_staff,
-    elicitation_complete_by_staff,
-    elicitation_expire_by_staff,
-)
+from approvals.services.staff import STAFF_ACTIONS, elicitation_end_by_staff
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
-    from django.contrib.auth.base_user import AbstractBaseUser
 
 
 def name_principals(rows: Iterable[Elicitation]) -> None:
@@ -129,16 +123,12 @@ class EventInline(admin.TabularInline):
         return False
 
 
-# Detail-page buttons -> what the message says was done. Each ends the row, audits it and publishes
-# the completion event, exactly as the webhook and the beat task do. Completing a step by hand is
-# not among them: it claims what nobody confirmed (money, consent), so it has its own page that
-# says so and asks why (`complete_view`).
-STAFF_ACTIONS: dict[str, str] = {
-    "_approve": "approved",
-    "_deny": "denied",
-    "_cancel": "cancelled",
-    "_expire": "expired",
-}
+# The detail page's buttons (`_approve`, ...) and the list's actions: staff actions
+# (`approvals.services.staff`), each ending the row, auditing it and publishing the completion
+# event, exactly as the webhook and the beat task do. Completing a step by hand is not among them:
+# it claims what nobody confirmed (money, consent), so it has its own page that says so and asks
+# why (`complete_view`).
+BUTTONS: dict[str, str] = {f"_{action}": action for action in ("approve", "deny", "cancel", "expire")}
 
 
 class CompleteByHandForm(forms.Form):
@@ -147,14 +137,6 @@ class CompleteByHandForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text="Kept in the audit trail with your name, e.g. where the money arrived instead.",
     )
-
-
-def staff_end(row: Elicitation, button: str, user: AbstractBaseUser, note: str) -> Elicitation:
-    if button in ("_approve", "_deny"):
-        return approval_decide(elicitation=row, user=user, approve=button == "_approve", note=note)
-    if button == "_cancel":
-        return elicitation_cancel_by_staff(elicitation=row, user=user, reason=note)
-    return elicitation_expire_by_staff(elicitation=row, user=user, reason=note)
 
 
 class NoDeleting:
@@ -298,7 +280,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
     def complete_view(self, request: HttpRequest, elicitation_id: str) -> HttpResponse:
         """Complete a pending step by hand: a confirmation page, like the admin's delete
         confirmation, that says nothing was received and asks why; the reason goes to the audit
-        trail with the staff member's name (`elicitation_complete_by_staff`)."""
+        trail with the staff member's name (staff action "complete", `elicitation_end_by_staff`)."""
         if not self.has_change_permission(request):
             raise PermissionDenied
         row = get_object_or_404(Elicitation.objects.select_related("tenant", "payment"), pk=unquote(elicitation_id))
@@ -310,10 +292,11 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         if request.method == "POST" and form.is_valid():
             try:
                 # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
-                elicitation_complete_by_staff(
+                elicitation_end_by_staff(
                     elicitation=row,
+                    action="complete",
                     user=request.user,  # type: ignore[arg-type]
-                    reason=form.cleaned_data["reason"],
+                    note=form.cleaned_data["reason"],
                 )
             except ElicitationNotPending as exc:
                 self.message_user(request, str(exc), messages.WARNING)
@@ -340,47 +323,52 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         if not self.has_change_permission(request):
             return HttpResponse(status=403)
         row = get_object_or_404(Elicitation, pk=unquote(elicitation_id))
-        button = next((name for name in STAFF_ACTIONS if name in request.POST), None)
-        if button is None:
+        action = next((action for button, action in BUTTONS.items() if button in request.POST), None)
+        if action is None:
             return HttpResponse("no action chosen", status=400)
+        note = request.POST.get("note", "").strip()
         try:
             # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
-            staff_end(row, button, request.user, request.POST.get("note", "").strip())  # type: ignore[arg-type]
+            elicitation_end_by_staff(elicitation=row, action=action, user=request.user, note=note)  # type: ignore[arg-type]
         except (ElicitationNotPending, WrongKind, ValueError) as exc:
             self.message_user(request, str(exc), messages.WARNING)
         else:
             # The id is not the first word: the admin capitalises a message's first letter, and ids
             # (`el_...`) are case-sensitive.
-            self.message_user(request, f"{STAFF_ACTIONS[button].capitalize()} {row.pk}; the waiting client is told.")
+            self.message_user(
+                request, f"{STAFF_ACTIONS[action].done.capitalize()} {row.pk}; the waiting client is told."
+            )
         return HttpResponseRedirect(reverse("admin:approvals_elicitation_change", args=[quote(row.pk)]))
 
-    def _act(self, request: HttpRequest, queryset: QuerySet[Elicitation], button: str) -> None:
+    def _act(self, request: HttpRequest, queryset: QuerySet[Elicitation], action: str) -> None:
         done = skipped = 0
         for row in queryset.filter(status=Elicitation.Status.PENDING):
             try:
-                staff_end(row, button, request.user, "")  # type: ignore[arg-type]
+                elicitation_end_by_staff(elicitation=row, action=action, user=request.user)  # type: ignore[arg-type]
             except (ElicitationNotPending, WrongKind, ValueError):
                 skipped += 1
             else:
                 done += 1
         skipped += queryset.exclude(status=Elicitation.Status.PENDING).count()
-        self.message_user(request, f"{done} {STAFF_ACTIONS[button]}; {skipped} skipped (not pending, or another kind).")
+        self.message_user(
+            request, f"{done} {STAFF_ACTIONS[action].done}; {skipped} skipped (not pending, or another kind)."
+        )
 
     @admin.action(description="Approve selected pending approvals", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_approve")
+        self._act(request, queryset, "approve")
 
     @admin.action(description="Deny selected pending approvals", permissions=["change"])
     def deny(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_deny")
+        self._act(request, queryset, "deny")
 
     @admin.action(description="Cancel selected pending elicitations", permissions=["change"])
     def cancel(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_cancel")
+        self._act(request, queryset, "cancel")
 
     @admin.action(description="Expire selected pending elicitations", permissions=["change"])
     def expire(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_expire")
+        self._act(request, queryset, "expire")
 
 
 @admin.register(Payment)

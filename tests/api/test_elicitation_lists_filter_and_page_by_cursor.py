@@ -13,7 +13,7 @@ import pytest
 
 from approvals.models import Elicitation, WebhookDelivery
 from approvals.services.opening import PaymentTerms, elicitation_open
-from approvals.services.staff import approval_decide
+from approvals.services.staff import elicitation_end_by_staff
 from mcpsite.models import Tenant
 from tests.api.conftest import api, machine_client
 from tests.conftest import Cast, LiveServer
@@ -46,7 +46,7 @@ def rows(cast: Cast) -> dict[str, Elicitation]:
         "consent": opened(tenant, "consent"),
         "paid": opened(tenant, "payment"),
     }
-    approval_decide(elicitation=made["denied"], user=cast.user("staff"), approve=False)
+    elicitation_end_by_staff(elicitation=made["denied"], action="deny", user=cast.user("staff"))
     WebhookDelivery.objects.create(
         provider="sandbox",
         event_id=f"evt_{uuid.uuid4().hex}",
