@@ -27,6 +27,7 @@ from approvals import outcomes
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 from approvals.services.ending import WrongKind
 from approvals.services.staff import STAFF_ACTIONS, elicitation_end_by_staff
+from mcpsite.admin_access import NoAdding, NoDeleting, ViewOnly
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -98,29 +99,23 @@ def flag_of(delivery: WebhookDelivery) -> str:
     return FLAGGED if delivery.flagged else ""
 
 
-class DeliveryInline(admin.TabularInline):
+class DeliveryInline(NoAdding, admin.TabularInline):
     model = WebhookDelivery
     fields = readonly_fields = ("received_at", "provider", "event_id", "event_type", "outcome", "flag")
     extra = 0
     can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="flagged", empty_value="")
     def flag(self, delivery: WebhookDelivery) -> str:
         return flag_of(delivery)
 
 
-class EventInline(admin.TabularInline):
+class EventInline(NoAdding, admin.TabularInline):
     model = ElicitationEvent
     verbose_name_plural = "audit trail"
     fields = readonly_fields = ("at", "status", "source", "actor", "oauth_client", "note")
     extra = 0
     can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 # The detail page's buttons (`_approve`, ...) and the list's actions: staff actions
@@ -139,19 +134,11 @@ class CompleteByHandForm(forms.Form):
     )
 
 
-class NoDeleting:
-    """Money and audit records are not an operator's to delete (nor, through cascades, what hangs
-    off them): no Delete link, no "delete selected" action, 403 on the delete view, superusers too."""
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 PAYMENT_FIELDS = ["charge", "description", "provider", "provider_reference"]
 
 
 @admin.register(Elicitation)
-class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
+class ElicitationAdmin(NoAdding, NoDeleting, admin.ModelAdmin):
     # Fits 1366 px beside the filters (tests/admin/test_elicitation_pages_fit_1366_px.py): the
     # kind (the tool says it; a filter) and expiry are on the row's page, and the list hides the
     # admin's model sidebar (below).
@@ -165,9 +152,6 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
     actions = ["approve", "deny", "cancel", "expire"]
     change_form_template = "approvals/admin/elicitation_change_form.html"
     show_full_result_count = False  # no COUNT(*) over every row on each page
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return NamedChangeList
@@ -372,7 +356,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
 
 
 @admin.register(Payment)
-class PaymentAdmin(NoDeleting, admin.ModelAdmin):
+class PaymentAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     """What was charged where, read-only: amounts change only with the elicitation that opened them."""
 
     list_display = ["elicitation_link", "amount", "currency", "provider", "provider_reference"]
@@ -381,12 +365,6 @@ class PaymentAdmin(NoDeleting, admin.ModelAdmin):
     search_fields = ["elicitation__id", "provider_reference"]
     readonly_fields = [f.name for f in Payment._meta.fields]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
     @admin.display(description="elicitation")
     def elicitation_link(self, payment: Payment) -> str:
         url = reverse("admin:approvals_elicitation_change", args=[quote(payment.elicitation_id)])
@@ -394,18 +372,12 @@ class PaymentAdmin(NoDeleting, admin.ModelAdmin):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(NoDeleting, admin.ModelAdmin):
+class WebhookDeliveryAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):  # what a provider sent
     list_display = ["event_id", "provider", "event_type", "outcome", "flag", "elicitation_link", "received_at"]
     list_filter = ["flagged", "outcome", "provider"]
     list_select_related = ["elicitation"]
     search_fields = ["event_id", "elicitation__id"]
     readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # what a provider sent: viewed, never edited
 
     @admin.display(description="flagged", ordering="flagged", empty_value="")
     def flag(self, delivery: WebhookDelivery) -> str:
