@@ -23,12 +23,14 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 from oauth2_provider.models import get_application_model
 
-from approvals import outcomes, services
+from approvals import outcomes
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
+from approvals.services.ending import WrongKind
+from approvals.services.staff import STAFF_ACTIONS, elicitation_end_by_staff
+from mcpsite.admin_access import NoAdding, NoDeleting, ViewOnly
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
-    from django.contrib.auth.base_user import AbstractBaseUser
 
 
 def name_principals(rows: Iterable[Elicitation]) -> None:
@@ -97,41 +99,31 @@ def flag_of(delivery: WebhookDelivery) -> str:
     return FLAGGED if delivery.flagged else ""
 
 
-class DeliveryInline(admin.TabularInline):
+class DeliveryInline(NoAdding, admin.TabularInline):
     model = WebhookDelivery
     fields = readonly_fields = ("received_at", "provider", "event_id", "event_type", "outcome", "flag")
     extra = 0
     can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="flagged", empty_value="")
     def flag(self, delivery: WebhookDelivery) -> str:
         return flag_of(delivery)
 
 
-class EventInline(admin.TabularInline):
+class EventInline(NoAdding, admin.TabularInline):
     model = ElicitationEvent
     verbose_name_plural = "audit trail"
     fields = readonly_fields = ("at", "status", "source", "actor", "oauth_client", "note")
     extra = 0
     can_delete = False
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
-
-# Detail-page buttons -> what the message says was done. Each ends the row, audits it and publishes
-# the completion event, exactly as the webhook and the beat task do. Completing a step by hand is
-# not among them: it claims what nobody confirmed (money, consent), so it has its own page that
-# says so and asks why (`complete_view`).
-STAFF_ACTIONS: dict[str, str] = {
-    "_approve": "approved",
-    "_deny": "denied",
-    "_cancel": "cancelled",
-    "_expire": "expired",
-}
+# The detail page's buttons (`_approve`, ...) and the list's actions: staff actions
+# (`approvals.services.staff`), each ending the row, auditing it and publishing the completion
+# event, exactly as the webhook and the beat task do. Completing a step by hand is not among them:
+# it claims what nobody confirmed (money, consent), so it has its own page that says so and asks
+# why (`complete_view`).
+BUTTONS: dict[str, str] = {f"_{action}": action for action in ("approve", "deny", "cancel", "expire")}
 
 
 class CompleteByHandForm(forms.Form):
@@ -142,27 +134,11 @@ class CompleteByHandForm(forms.Form):
     )
 
 
-def staff_end(row: Elicitation, button: str, user: AbstractBaseUser, note: str) -> Elicitation:
-    if button in ("_approve", "_deny"):
-        return services.approval_decide(elicitation=row, user=user, approve=button == "_approve", note=note)
-    if button == "_cancel":
-        return services.elicitation_cancel_by_staff(elicitation=row, user=user, reason=note)
-    return services.elicitation_expire_by_staff(elicitation=row, user=user, reason=note)
-
-
-class NoDeleting:
-    """Money and audit records are not an operator's to delete (nor, through cascades, what hangs
-    off them): no Delete link, no "delete selected" action, 403 on the delete view, superusers too."""
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 PAYMENT_FIELDS = ["charge", "description", "provider", "provider_reference"]
 
 
 @admin.register(Elicitation)
-class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
+class ElicitationAdmin(NoAdding, NoDeleting, admin.ModelAdmin):
     # Fits 1366 px beside the filters (tests/admin/test_elicitation_pages_fit_1366_px.py): the
     # kind (the tool says it; a filter) and expiry are on the row's page, and the list hides the
     # admin's model sidebar (below).
@@ -176,9 +152,6 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
     actions = ["approve", "deny", "cancel", "expire"]
     change_form_template = "approvals/admin/elicitation_change_form.html"
     show_full_result_count = False  # no COUNT(*) over every row on each page
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return NamedChangeList
@@ -291,7 +264,7 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
     def complete_view(self, request: HttpRequest, elicitation_id: str) -> HttpResponse:
         """Complete a pending step by hand: a confirmation page, like the admin's delete
         confirmation, that says nothing was received and asks why; the reason goes to the audit
-        trail with the staff member's name (`elicitation_complete_by_staff`)."""
+        trail with the staff member's name (staff action "complete", `elicitation_end_by_staff`)."""
         if not self.has_change_permission(request):
             raise PermissionDenied
         row = get_object_or_404(Elicitation.objects.select_related("tenant", "payment"), pk=unquote(elicitation_id))
@@ -303,10 +276,11 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         if request.method == "POST" and form.is_valid():
             try:
                 # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
-                services.elicitation_complete_by_staff(
+                elicitation_end_by_staff(
                     elicitation=row,
+                    action="complete",
                     user=request.user,  # type: ignore[arg-type]
-                    reason=form.cleaned_data["reason"],
+                    note=form.cleaned_data["reason"],
                 )
             except ElicitationNotPending as exc:
                 self.message_user(request, str(exc), messages.WARNING)
@@ -333,51 +307,56 @@ class ElicitationAdmin(NoDeleting, admin.ModelAdmin):
         if not self.has_change_permission(request):
             return HttpResponse(status=403)
         row = get_object_or_404(Elicitation, pk=unquote(elicitation_id))
-        button = next((name for name in STAFF_ACTIONS if name in request.POST), None)
-        if button is None:
+        action = next((action for button, action in BUTTONS.items() if button in request.POST), None)
+        if action is None:
             return HttpResponse("no action chosen", status=400)
+        note = request.POST.get("note", "").strip()
         try:
             # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
-            staff_end(row, button, request.user, request.POST.get("note", "").strip())  # type: ignore[arg-type]
-        except (ElicitationNotPending, services.WrongKind, ValueError) as exc:
+            elicitation_end_by_staff(elicitation=row, action=action, user=request.user, note=note)  # type: ignore[arg-type]
+        except (ElicitationNotPending, WrongKind, ValueError) as exc:
             self.message_user(request, str(exc), messages.WARNING)
         else:
             # The id is not the first word: the admin capitalises a message's first letter, and ids
             # (`el_...`) are case-sensitive.
-            self.message_user(request, f"{STAFF_ACTIONS[button].capitalize()} {row.pk}; the waiting client is told.")
+            self.message_user(
+                request, f"{STAFF_ACTIONS[action].done.capitalize()} {row.pk}; the waiting client is told."
+            )
         return HttpResponseRedirect(reverse("admin:approvals_elicitation_change", args=[quote(row.pk)]))
 
-    def _act(self, request: HttpRequest, queryset: QuerySet[Elicitation], button: str) -> None:
+    def _act(self, request: HttpRequest, queryset: QuerySet[Elicitation], action: str) -> None:
         done = skipped = 0
         for row in queryset.filter(status=Elicitation.Status.PENDING):
             try:
-                staff_end(row, button, request.user, "")  # type: ignore[arg-type]
-            except (ElicitationNotPending, services.WrongKind, ValueError):
+                elicitation_end_by_staff(elicitation=row, action=action, user=request.user)  # type: ignore[arg-type]
+            except (ElicitationNotPending, WrongKind, ValueError):
                 skipped += 1
             else:
                 done += 1
         skipped += queryset.exclude(status=Elicitation.Status.PENDING).count()
-        self.message_user(request, f"{done} {STAFF_ACTIONS[button]}; {skipped} skipped (not pending, or another kind).")
+        self.message_user(
+            request, f"{done} {STAFF_ACTIONS[action].done}; {skipped} skipped (not pending, or another kind)."
+        )
 
     @admin.action(description="Approve selected pending approvals", permissions=["change"])
     def approve(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_approve")
+        self._act(request, queryset, "approve")
 
     @admin.action(description="Deny selected pending approvals", permissions=["change"])
     def deny(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_deny")
+        self._act(request, queryset, "deny")
 
     @admin.action(description="Cancel selected pending elicitations", permissions=["change"])
     def cancel(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_cancel")
+        self._act(request, queryset, "cancel")
 
     @admin.action(description="Expire selected pending elicitations", permissions=["change"])
     def expire(self, request: HttpRequest, queryset: QuerySet[Elicitation]) -> None:
-        self._act(request, queryset, "_expire")
+        self._act(request, queryset, "expire")
 
 
 @admin.register(Payment)
-class PaymentAdmin(NoDeleting, admin.ModelAdmin):
+class PaymentAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     """What was charged where, read-only: amounts change only with the elicitation that opened them."""
 
     list_display = ["elicitation_link", "amount", "currency", "provider", "provider_reference"]
@@ -386,12 +365,6 @@ class PaymentAdmin(NoDeleting, admin.ModelAdmin):
     search_fields = ["elicitation__id", "provider_reference"]
     readonly_fields = [f.name for f in Payment._meta.fields]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
     @admin.display(description="elicitation")
     def elicitation_link(self, payment: Payment) -> str:
         url = reverse("admin:approvals_elicitation_change", args=[quote(payment.elicitation_id)])
@@ -399,18 +372,12 @@ class PaymentAdmin(NoDeleting, admin.ModelAdmin):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(NoDeleting, admin.ModelAdmin):
+class WebhookDeliveryAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):  # what a provider sent
     list_display = ["event_id", "provider", "event_type", "outcome", "flag", "elicitation_link", "received_at"]
     list_filter = ["flagged", "outcome", "provider"]
     list_select_related = ["elicitation"]
     search_fields = ["event_id", "elicitation__id"]
     readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # what a provider sent: viewed, never edited
 
     @admin.display(description="flagged", ordering="flagged", empty_value="")
     def flag(self, delivery: WebhookDelivery) -> str:

@@ -63,7 +63,7 @@ class PaidOutOfBand:
 
 @dataclass(frozen=True)
 class StaffReceipt:
-    """Staff marked the step done, saying why (`elicitation_complete_by_staff`); for a payment, also
+    """Staff marked the step done, saying why (staff action "complete"); for a payment, also
     what it paid."""
 
     by: str
@@ -100,7 +100,7 @@ class StaffReceipt:
 
 @dataclass(frozen=True)
 class Decision:
-    """A staff decision on an approval (`approval_decide`): approved completes it, denied declines it."""
+    """A staff decision on an approval (staff action "approve" or "deny"): approved completes it, denied declines it."""
 
     decision: Literal["approved", "denied"]
     note: str

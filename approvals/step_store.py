@@ -2,7 +2,7 @@
 
 Handed to each tenant's server by the composer (`mcp_server.compose.serving`), so the framework
 imports nothing of this app: a step
-opens (or reuses) a row through `services.elicitation_open`, a client's decline or cancel ends it
+opens (or reuses) a row through `elicitation_open`, a client's decline or cancel ends it
 through the services, and a wait is woken by the ``approvals.resolved`` broadcast (`completion_wait`).
 """
 
@@ -14,10 +14,12 @@ from typing import Any
 import anyio
 from channels.db import database_sync_to_async
 
-from approvals import completion_wait, services
+from approvals import completion_wait
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending
 from approvals.outcomes import cancelled_by_of, note_of, outcome_from_json, receipt_of
+from approvals.services.ending import elicitation_cancel, elicitation_decline
+from approvals.services.opening import PaymentTerms, TooManyPending, elicitation_open
 from tools_app.principal import Principal
 from tools_app.urlmode import (
     Approval,
@@ -61,7 +63,7 @@ class ElicitationStepStore:
         client_address: str = "",
     ) -> StepState:
         try:
-            row = await database_sync_to_async(services.elicitation_open)(
+            row = await database_sync_to_async(elicitation_open)(
                 tenant_id=tenant_id,
                 principal=principal,
                 tool=tool,
@@ -70,7 +72,7 @@ class ElicitationStepStore:
                 reference=step.reference,
                 message=step.message,
                 payment=(
-                    services.PaymentTerms(
+                    PaymentTerms(
                         amount=Decimal(step.amount),
                         currency=step.currency.upper(),
                         description=step.description,
@@ -85,13 +87,13 @@ class ElicitationStepStore:
                 known_ids=known_ids,
                 client_address=client_address,
             )
-        except services.TooManyPending as exc:
+        except TooManyPending as exc:
             raise StepRefused(str(exc)) from exc
         return state_of(row)
 
     async def end_by_client(self, step: PendingStep, action: str | None) -> StepState:
         row: Elicitation = step.ref
-        end = services.elicitation_decline if action == "decline" else services.elicitation_cancel
+        end = elicitation_decline if action == "decline" else elicitation_cancel
         try:
             return state_of(await database_sync_to_async(end)(elicitation=row, source=ElicitationEvent.Source.CLIENT))
         except ElicitationNotPending:

@@ -20,10 +20,11 @@ from django.utils.log import log_response
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from approvals import services
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending
 from approvals.providers import UnknownProvider, WebhookRejected
 from approvals.providers import sandbox as sandbox_provider
+from approvals.services.ending import NotYours, consent_give, elicitation_cancel
+from approvals.services.webhooks import DuplicateDelivery, webhook_receive
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 @require_POST
 def webhook(request: HttpRequest, provider: str) -> HttpResponse:
     try:
-        delivery = services.webhook_receive(provider=provider, body=request.body, headers=request.headers)
+        delivery = webhook_receive(provider=provider, body=request.body, headers=request.headers)
     except UnknownProvider:
         return JsonResponse({"error": "unknown provider"}, status=404)
     except WebhookRejected as exc:
@@ -40,7 +41,7 @@ def webhook(request: HttpRequest, provider: str) -> HttpResponse:
         # One line that says why; Django's own "Bad Request" line is then not written.
         log_response("webhook from %s rejected: %s", provider, exc.reason, response=refused, logger=logger)
         return refused
-    except services.DuplicateDelivery:
+    except DuplicateDelivery:
         return JsonResponse({"received": True, "duplicate": True})
     return JsonResponse({"received": True, "outcome": delivery.outcome, "flagged": delivery.flagged})
 
@@ -65,10 +66,10 @@ def checkout(request: HttpRequest, elicitation_id: str) -> HttpResponse:
                 currency=payment.currency,
             )
             body, headers = sandbox_provider.signed_delivery(event)
-            services.webhook_receive(provider=sandbox_provider.SandboxProvider.name, body=body, headers=headers)
+            webhook_receive(provider=sandbox_provider.SandboxProvider.name, body=body, headers=headers)
         elif request.POST.get("action") == "cancel":
             try:
-                services.elicitation_cancel(elicitation=row, source=ElicitationEvent.Source.USER)
+                elicitation_cancel(elicitation=row, source=ElicitationEvent.Source.USER)
             except ElicitationNotPending:
                 pass
         return redirect("approvals:checkout", elicitation_id=row.pk)
@@ -102,10 +103,10 @@ def consent(request: HttpRequest, elicitation_id: str) -> HttpResponse:
     row = _own_row(request, elicitation_id, kind=Elicitation.Kind.CONSENT)
     if request.method == "POST" and row.is_pending:
         try:
-            services.consent_give(elicitation=row, user=request.user, agree=request.POST.get("action") == "agree")
+            consent_give(elicitation=row, user=request.user, agree=request.POST.get("action") == "agree")
         except ElicitationNotPending:
             pass
-        except services.NotYours:
+        except NotYours:
             refused = "This consent page is not yours: only the person it was opened for may answer it."
             raise PermissionDenied(refused) from None
         return redirect("approvals:status", elicitation_id=row.pk)

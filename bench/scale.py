@@ -3,7 +3,7 @@
 1. Seeds the rows in one ``INSERT ... SELECT generate_series`` (a Payment for each payment row,
    like the service creates), spread over the existing tenants, a week of `created_at`, 50
    clients and 5,000 subjects, then ``ANALYZE``.
-2. The retry round's lookup, in process: `services.elicitation_open` exactly as a held
+2. The retry round's lookup, in process: `elicitation_open` exactly as a held
    2026-07-28 retry calls it (the row id from its requestState in `known_ids`), and the reload
    `_wait_for_end` makes around its wait; median of many over random rows, and
    ``EXPLAIN (ANALYZE, BUFFERS)`` of each query it ran.
@@ -46,8 +46,8 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from approvals import services  # noqa: E402
 from approvals.models import Elicitation  # noqa: E402
+from approvals.services.opening import PaymentTerms, elicitation_open  # noqa: E402
 from mcpsite.models import Tenant  # noqa: E402
 from tools_app.principal import Principal  # noqa: E402
 
@@ -139,7 +139,7 @@ def retry_lookup(times: int) -> dict[str, Any]:
 
     def one() -> Elicitation:
         row = rng.choice(sample)
-        found = services.elicitation_open(
+        found = elicitation_open(
             tenant_id=row["tenant_id"],
             principal=Principal(row["client_id"], row["issuer"], row["subject"]),
             tool=row["tool"],
@@ -147,7 +147,7 @@ def retry_lookup(times: int) -> dict[str, Any]:
             kind=Elicitation.Kind.PAYMENT,
             reference=row["reference"],
             message="Please pay",
-            payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
+            payment=PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
             known_ids=[row["pk"]],
         )
         if found.pk != row["pk"]:

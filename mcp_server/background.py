@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from approvals import completion_wait
-from approvals.services import RESOLVED_EVENT
+from approvals.services.publishing import RESOLVED_EVENT
 from mcp_server import beat
 from mcp_server.registry import registry
 from mcp_tasks.in_process_sweep import sweep_in_process

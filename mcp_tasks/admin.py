@@ -15,10 +15,11 @@ from django.utils.safestring import SafeString
 from mcp_tasks import services
 from mcp_tasks.models import Task
 from mcpsite.actors import Actor, Via
+from mcpsite.admin_access import ViewOnly
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(ViewOnly, admin.ModelAdmin):  # read-only: the protocol and the worker write tasks
     list_display = ["short_id", "tool", "tenant", "subject", "status", "attempts", "created_at", "updated_at"]
     list_filter = ["status", "tenant", "tool"]
     list_select_related = ["tenant"]
@@ -31,12 +32,6 @@ class TaskAdmin(admin.ModelAdmin):
         "claimed_until", "created_at", "updated_at", "expires_at",
     ]  # fmt: skip
     fields = tuple(readonly_fields)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # read-only: the protocol and the worker write tasks
 
     @admin.display(description="task", ordering="id")
     def short_id(self, task: Task) -> str:

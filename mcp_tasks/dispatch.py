@@ -66,7 +66,7 @@ def listen_in_this_process() -> None:
 
 def _listen_forever(ready: threading.Event) -> None:
     from approvals import completion_wait
-    from approvals.services import RESOLVED_EVENT
+    from approvals.services.publishing import RESOLVED_EVENT
 
     async def listen() -> None:
         while True:

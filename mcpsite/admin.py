@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from mcpsite.actors import Actor, Via
+from mcpsite.admin_access import NoDeleting, NoEditing, ViewOnly
 from mcpsite.keyring import rotation
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
 from mcpsite.tenancy import toolset_choices
@@ -44,7 +45,7 @@ class TenantAdmin(admin.ModelAdmin):
 
 
 @admin.register(RequestStateKey)
-class RequestStateKeyAdmin(admin.ModelAdmin):
+class RequestStateKeyAdmin(NoEditing, NoDeleting, admin.ModelAdmin):
     """Rotation: add (verifying) -> promote -> retire, each step guarded and audited.
 
     Key material is never shown; only users with the ``rotate_requeststatekey`` permission may
@@ -56,12 +57,6 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
     fields = readonly_fields = ("kid", "phase", "created_at", "minting_since", "minting_until", "retired_at")
     actions = ["promote", "retire", "retire_now"]
     change_list_template = "admin/mcpsite/requeststatekey/change_list.html"
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return self.has_rotate_permission(request)
@@ -143,7 +138,7 @@ class RequestStateKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(KeyRingEvent)
-class KeyRingEventAdmin(admin.ModelAdmin):
+class KeyRingEventAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     # At 1366 px the nav sidebar, the filters and a 40-character client id left the Note column one
     # character wide: the sidebar is off here, the client id is shortened (whole on hover and on
     # the row's page), and the template gives the note room
@@ -165,22 +160,7 @@ class KeyRingEventAdmin(admin.ModelAdmin):
         short = client if len(client) <= 12 else f"{client[:10]}\N{HORIZONTAL ELLIPSIS}"
         return format_html('API client <code title="{}">{}</code>', client, short)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(ProcessHeartbeat)
-class ProcessHeartbeatAdmin(admin.ModelAdmin):
+class ProcessHeartbeatAdmin(ViewOnly, admin.ModelAdmin):
     list_display = ["process_id", "ring_version", "ring_kids", "started_at", "seen_at"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -20,6 +20,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from mcpsite.admin_access import NoAdding, NoDeleting, ViewOnly
 from notifications import services
 from notifications.addresses import EndpointRefused, check_url
 from notifications.models import Attempt, Delivery, Endpoint, EventType
@@ -101,17 +102,8 @@ class EndpointAdmin(admin.ModelAdmin):
         return secret_page(request, endpoint, secret, "Secret rotated: copy the new signing secret now")
 
 
-class ReadOnly:
-    """What was sent and answered: viewed, never added, edited or deleted by hand."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class AttemptInline(ReadOnly, admin.TabularInline):
+# What was sent and answered: never added or deleted by hand (the senders write it).
+class AttemptInline(NoAdding, NoDeleting, admin.TabularInline):
     model = Attempt
     fields = readonly_fields = ("started_at", "status_code", "duration", "response_excerpt", "error")
     extra = 0
@@ -123,7 +115,7 @@ class AttemptInline(ReadOnly, admin.TabularInline):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(ReadOnly, admin.ModelAdmin):
+class DeliveryAdmin(NoAdding, NoDeleting, admin.ModelAdmin):
     list_display = ["id", "event_type", "endpoint", "status", "attempts", "created_at", "next_attempt_at"]
     list_filter = ["status", "event_type", "endpoint"]
     list_select_related = ["endpoint", "endpoint__tenant"]
@@ -152,15 +144,12 @@ class DeliveryAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(Attempt)
-class AttemptAdmin(ReadOnly, admin.ModelAdmin):
+class AttemptAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     list_display = ["started_at", "delivery_link", "status_code", "duration_seconds", "error"]
     list_filter = ["status_code", "delivery__event_type", "delivery__endpoint"]
     list_select_related = ["delivery"]
     search_fields = ["delivery__id"]
     readonly_fields = [f.name for f in Attempt._meta.fields]
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="delivery")
     def delivery_link(self, attempt: Attempt) -> str:

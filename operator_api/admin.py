@@ -20,24 +20,19 @@ from oauth2_provider.models import (
 )
 
 from mcpsite.actors import Actor, Via
+from mcpsite.admin_access import NoDeleting, ViewOnly
 from operator_api import services
 from operator_api.models import OperatorClient, OperatorClientEvent
 
 
 @admin.register(OperatorClient)
-class OperatorClientAdmin(admin.ModelAdmin):
+class OperatorClientAdmin(ViewOnly, admin.ModelAdmin):
     """Machine clients are made by `manage.py operator_client` (it shows the secret once); here staff
     see them and may delete one: the token endpoint then refuses it and the API its tokens."""
 
     list_display = ["application", "operator", "scope_list", "created_by", "created_at"]
     list_select_related = ["application__user", "created_by"]
     readonly_fields = ["application", "scopes", "created_by", "created_at"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="acts for")
     def operator(self, client: OperatorClient) -> str:
@@ -49,21 +44,12 @@ class OperatorClientAdmin(admin.ModelAdmin):
 
 
 @admin.register(OperatorClientEvent)
-class OperatorClientEventAdmin(admin.ModelAdmin):
+class OperatorClientEventAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     """The audit trail: read only, for everyone."""
 
     list_display = ["at", "client_id", "actor", "note", "via", "oauth_client"]
     list_filter = ["via"]
     list_select_related = ["actor"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def _is_operator_client(application: Application | None) -> bool:

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from approvals.models import ElicitationNotPending
-from approvals.services import WrongKind
+from approvals.services.ending import WrongKind
 from mcpsite.keyring import KeyRingRefused
 from mcpsite.services import TenantRefused
 from operator_api.permissions import InsufficientScope

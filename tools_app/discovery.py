@@ -1,4 +1,5 @@
-"""Find toolsets in installed apps: every module of an app's ``tools`` package is one toolset."""
+"""Find toolsets in installed apps: every module of an app's ``tools`` package is one toolset (a
+package too: its ``__init__`` names the `toolset` its modules add to, as `demo.tools.conformance`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Payment providers: create the checkout URL; verify and parse a webhook.
 
-A provider never touches rows: `approvals.services` applies what it parsed. Every provider
+A provider never touches rows: `approvals.services.webhooks` applies what it parsed. Every provider
 signs the Stripe way (``Stripe-Signature: t=<ts>,v1=<hmac-sha256 of "<ts>.<body>">``), so
 `verify_stripe_signature` is shared and done by the official ``stripe`` library.
 """

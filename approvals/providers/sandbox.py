@@ -2,7 +2,7 @@
 
 Pressing *Pay* on the checkout page builds a ``checkout.session.completed`` event, signs it
 with the sandbox secret and hands it to the same receiver a real provider's delivery reaches
-(`approvals.services.webhook_receive`), so the sandbox exercises the whole verified path.
+(`approvals.services.webhooks.webhook_receive`), so the sandbox exercises the whole verified path.
 """
 
 from __future__ import annotations

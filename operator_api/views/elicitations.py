@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -16,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
+from approvals.services.staff import elicitation_end_by_staff
 from operator_api import serializers as s
 from operator_api.pagination import NewestReceivedFirst
 from operator_api.views import actor_of
@@ -100,76 +99,48 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     def get_serializer_class(self) -> type[Serializer[Any]]:
         return s.ElicitationSerializer if self.action == "list" else s.ElicitationDetailSerializer
 
-    def _act(self, request: Request, body: type[Serializer[Any]], end: Callable[..., Elicitation]) -> Response:
+    def _act(self, request: Request, body: type[Serializer[Any]], action: str) -> Response:
         data = body(data=request.data)
         data.is_valid(raise_exception=True)
         row = get_object_or_404(Elicitation, pk=self.kwargs["pk"])
-        end(row, **data.validated_data)
+        elicitation_end_by_staff(
+            elicitation=row,
+            action=action,
+            user=request.user,
+            note=data.validated_data.get("note", data.validated_data.get("reason", "")),  # a decision's note, or why
+            oauth_client=actor_of(request).oauth_client,
+        )
         return Response(s.ElicitationDetailSerializer(self.get_queryset().get(pk=row.pk)).data)
-
-    def _staff(self, request: Request) -> dict[str, Any]:
-        actor = actor_of(request)
-        return {"user": actor.user, "oauth_client": actor.oauth_client}
 
     @extend_schema(request=s.NoteSerializer, responses=s.ElicitationDetailSerializer)
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk: str) -> Response:
         """Approve a pending approval (the waiting client is told at once); 409 if it already ended."""
-        return self._act(
-            request,
-            s.NoteSerializer,
-            lambda row, note: services.approval_decide(
-                elicitation=row, approve=True, note=note, **self._staff(request)
-            ),
-        )
+        return self._act(request, s.NoteSerializer, "approve")
 
     @extend_schema(request=s.NoteSerializer, responses=s.ElicitationDetailSerializer)
     @action(detail=True, methods=["post"])
     def deny(self, request: Request, pk: str) -> Response:
         """Deny a pending approval; 409 if it already ended."""
-        return self._act(
-            request,
-            s.NoteSerializer,
-            lambda row, note: services.approval_decide(
-                elicitation=row, approve=False, note=note, **self._staff(request)
-            ),
-        )
+        return self._act(request, s.NoteSerializer, "deny")
 
     @extend_schema(request=s.RequiredReasonSerializer, responses=s.ElicitationDetailSerializer)
     @action(detail=True, methods=["post"])
     def complete(self, request: Request, pk: str) -> Response:
         """Mark a pending step completed (e.g. paid out of band); the reason is required and audited."""
-        return self._act(
-            request,
-            s.RequiredReasonSerializer,
-            lambda row, reason: services.elicitation_complete_by_staff(
-                elicitation=row, reason=reason, **self._staff(request)
-            ),
-        )
+        return self._act(request, s.RequiredReasonSerializer, "complete")
 
     @extend_schema(request=s.ReasonSerializer, responses=s.ElicitationDetailSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
         """Cancel a pending step."""
-        return self._act(
-            request,
-            s.ReasonSerializer,
-            lambda row, reason: services.elicitation_cancel_by_staff(
-                elicitation=row, reason=reason, **self._staff(request)
-            ),
-        )
+        return self._act(request, s.ReasonSerializer, "cancel")
 
     @extend_schema(request=s.ReasonSerializer, responses=s.ElicitationDetailSerializer)
     @action(detail=True, methods=["post"])
     def expire(self, request: Request, pk: str) -> Response:
         """Expire a pending step now."""
-        return self._act(
-            request,
-            s.ReasonSerializer,
-            lambda row, reason: services.elicitation_expire_by_staff(
-                elicitation=row, reason=reason, **self._staff(request)
-            ),
-        )
+        return self._act(request, s.ReasonSerializer, "expire")
 
 
 @extend_schema_view(list=extend_schema(parameters=[OpenApiParameter("flagged", OpenApiTypes.BOOL)]))

@@ -10,8 +10,8 @@ from typing import Any
 from django.contrib.admin.utils import quote
 from oauth2_provider.models import get_application_model
 
-from approvals import services
 from approvals.models import Elicitation
+from approvals.services.opening import PaymentTerms, elicitation_open
 from tests.conftest import ROOT, Cast, LiveServer, sign_in_to_admin
 
 SHOTS = ROOT / "test-output" / "screenshots"
@@ -30,15 +30,15 @@ def open_rows(live: LiveServer, cast: Cast) -> list[Elicitation]:
     tag = uuid.uuid4().hex[:8]
     common: dict[str, Any] = {"tenant_id": tenant_id, "principal": principal, "message": "This needs a staff approval."}
     return [
-        services.elicitation_open(
+        elicitation_open(
             **common,
             tool="book_table_with_deposit",
             args_digest=tag.ljust(64, "0"),
             kind=Elicitation.Kind.PAYMENT,
             reference=f"deposit-{tag}-long-booking-reference",
-            payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR", description="the deposit"),
+            payment=PaymentTerms(amount=Decimal("20.00"), currency="EUR", description="the deposit"),
         ),
-        services.elicitation_open(
+        elicitation_open(
             **common,
             tool="request_refund",
             args_digest=tag.ljust(64, "1"),

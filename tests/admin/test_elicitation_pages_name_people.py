@@ -18,8 +18,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
-from approvals import services
 from approvals.models import Elicitation, Payment
+from approvals.services.opening import PaymentTerms, elicitation_open
 from mcpsite.models import Tenant
 from tools_app.principal import Principal
 
@@ -38,7 +38,7 @@ def application(name: str) -> Any:
 
 
 def open_row(user: User, app: Any, *, reference: str, **kwargs: Any) -> Elicitation:
-    return services.elicitation_open(
+    return elicitation_open(
         tenant_id=Tenant.objects.get(slug="demo").pk,
         principal=Principal(app.client_id, settings.MCPSITE["ISSUER"], str(user.pk)),
         tool=kwargs.pop("tool", "request_refund"),
@@ -110,7 +110,7 @@ def test_the_change_page_shows_the_payment_as_fields(django_user_model: type[Use
         reference="deposit-3",
         tool="pay_deposit",
         kind=Elicitation.Kind.PAYMENT,
-        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR", description="the deposit"),
+        payment=PaymentTerms(amount=Decimal("20.00"), currency="EUR", description="the deposit"),
     )
     html = change_page(staff(django_user_model), row)
     text = visible(html)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
 from approvals.providers.sandbox import signed_delivery
+from approvals.services.staff import elicitation_end_by_staff
+from approvals.services.webhooks import webhook_receive
 from tests.approvals.conftest import admin_path, open_payment, opened_for, payment_event
 from tests.conftest import ROOT, Cast, LiveServer, sign_in_to_admin
 
@@ -27,7 +28,7 @@ def paid(cast: Cast, reference: str) -> tuple[Elicitation, WebhookDelivery]:
     """A payment completed by a signed sandbox event, through the receiver a provider posts to."""
     row = open_payment(tenant_id=cast.tenant("demo").pk, reference=reference)
     body, headers = signed_delivery(payment_event(row))
-    delivery = services.webhook_receive(provider="sandbox", body=body, headers=headers)
+    delivery = webhook_receive(provider="sandbox", body=body, headers=headers)
     row.refresh_from_db()
     return row, delivery
 
@@ -37,7 +38,7 @@ def test_a_paid_payment_reads_paid_with_its_receipt_and_only_money_for_nothing_i
 ) -> None:
     row, fine = paid(cast, f"deposit-read-{uuid.uuid4().hex[:6]}")
     body, headers = signed_delivery(payment_event(row, id=f"evt_again_{row.pk}"))
-    again = services.webhook_receive(provider="sandbox", body=body, headers=headers)  # money for an ended step
+    again = webhook_receive(provider="sandbox", body=body, headers=headers)  # money for an ended step
     assert (fine.flagged, again.flagged) == (False, True)
     page.set_viewport_size({"width": 1366, "height": 900})
     sign_in_to_admin(page, live, admin_path(row))
@@ -62,7 +63,7 @@ def test_a_paid_payment_reads_paid_with_its_receipt_and_only_money_for_nothing_i
 
 def test_a_denied_approval_reads_who_denied_it_and_the_note(live: LiveServer, cast: Cast, page: Any) -> None:
     row = opened_for(live, cast.user("alice"), Elicitation.Kind.APPROVAL)
-    services.approval_decide(elicitation=row, user=cast.user("staff"), approve=False, note="no receipt")
+    elicitation_end_by_staff(elicitation=row, action="deny", user=cast.user("staff"), note="no receipt")
     page.set_viewport_size({"width": 1366, "height": 900})
     sign_in_to_admin(page, live, admin_path(row))
     assert page.inner_text("div.field-ended div.readonly") == f"Denied by staff with note {LQ}no receipt{RQ}."

@@ -11,8 +11,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
+from approvals.services.opening import PaymentTerms, elicitation_open
+from approvals.services.staff import elicitation_end_by_staff
 from mcpsite.models import Tenant
 from tests.api.conftest import api, machine_client
 from tests.conftest import Cast, LiveServer
@@ -20,7 +21,7 @@ from tools_app.principal import Principal
 
 
 def opened(tenant: Tenant, kind: str, *, age: timedelta = timedelta(0)) -> Elicitation:
-    row = services.elicitation_open(
+    row = elicitation_open(
         tenant_id=tenant.pk,
         principal=Principal(f"client-{uuid.uuid4().hex[:8]}", "issuer", "1"),
         tool="request_refund",
@@ -28,7 +29,7 @@ def opened(tenant: Tenant, kind: str, *, age: timedelta = timedelta(0)) -> Elici
         kind=kind,
         reference=f"{kind}-listed",
         message="listed",
-        payment=services.PaymentTerms(amount=Decimal("5.00"), currency="EUR") if kind == "payment" else None,
+        payment=PaymentTerms(amount=Decimal("5.00"), currency="EUR") if kind == "payment" else None,
     )
     if age:
         Elicitation.objects.filter(pk=row.pk).update(created_at=row.created_at - age)
@@ -45,7 +46,7 @@ def rows(cast: Cast) -> dict[str, Elicitation]:
         "consent": opened(tenant, "consent"),
         "paid": opened(tenant, "payment"),
     }
-    services.approval_decide(elicitation=made["denied"], user=cast.user("staff"), approve=False)
+    elicitation_end_by_staff(elicitation=made["denied"], action="deny", user=cast.user("staff"))
     WebhookDelivery.objects.create(
         provider="sandbox",
         event_id=f"evt_{uuid.uuid4().hex}",

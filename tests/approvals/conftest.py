@@ -29,9 +29,9 @@ from mcp_types import (
     ElicitResult,
 )
 
-from approvals import services
 from approvals.models import Elicitation
 from approvals.providers.sandbox import checkout_completed_event, signed_delivery
+from approvals.services.opening import PaymentTerms, elicitation_open
 from demo.models import Booking
 from mcpsite.models import Tenant
 from tests.conftest import LiveServer
@@ -199,7 +199,7 @@ def opened_for(
         if user is not None
         else ANONYMOUS
     )
-    return services.elicitation_open(
+    return elicitation_open(
         tenant_id=Tenant.objects.get(slug=slug).pk,
         principal=principal,
         tool="share_calendar" if kind == Elicitation.Kind.CONSENT else "request_refund",
@@ -214,7 +214,7 @@ def open_payment(*, tenant_id: int, reference: str = "deposit-test") -> Elicitat
     """A pending 20 EUR payment, opened the way a resolver opens it, for a user of its own (a
     user pays a reference once, so each test's payment is a new row, and the per-principal cap
     counts each caller alone)."""
-    return services.elicitation_open(
+    return elicitation_open(
         tenant_id=tenant_id,
         principal=Principal(f"client-{uuid.uuid4().hex[:8]}", "issuer", f"user-{uuid.uuid4().hex[:8]}"),
         tool="pay_deposit",
@@ -222,7 +222,7 @@ def open_payment(*, tenant_id: int, reference: str = "deposit-test") -> Elicitat
         kind=Elicitation.Kind.PAYMENT,
         reference=reference,
         message="Please pay",
-        payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
+        payment=PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
     )
 
 

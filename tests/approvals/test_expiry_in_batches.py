@@ -17,8 +17,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from approvals import services
 from approvals.models import Elicitation, ElicitationEvent
+from approvals.services.expiry import elicitations_expire
 from mcpsite.models import Tenant
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import modern_post
@@ -64,7 +64,7 @@ def test_expiring_thousands_of_stale_rows_is_a_bounded_number_of_queries(
     Elicitation.objects.filter(pk=fresh).update(expires_at=timezone.now() + timedelta(hours=1))
 
     with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks(execute=True):
-        assert services.elicitations_expire() >= count
+        assert elicitations_expire() >= count
 
     # Per batch: savepoint, SELECT ... FOR UPDATE SKIP LOCKED, one UPDATE, one INSERT of the audit
     # rows, release, and the published_at UPDATE after commit; the last batch finds the rest.

@@ -12,8 +12,9 @@ import httpx2
 import pytest
 from django.conf import settings
 
-from approvals import services
 from approvals.models import Elicitation, ElicitationEvent
+from approvals.services.ending import NotYours, consent_give
+from approvals.services.opening import elicitation_open
 from tests.approvals.conftest import opened_for
 from tests.conftest import Cast, LiveServer
 from tests.http import csrf, signed_in
@@ -98,7 +99,7 @@ def test_the_rows_user_signs_in_answers_and_is_recorded_as_the_actor(server: Liv
 def test_the_service_refuses_an_answer_from_anyone_but_the_rows_user(cast: Cast) -> None:
     """The page is one adapter; `consent_give` itself holds the rule (rows opened at this
     process's own issuer, as the running site opens them)."""
-    row = services.elicitation_open(
+    row = elicitation_open(
         tenant_id=cast.tenant("demo").pk,
         principal=Principal(f"client-{uuid.uuid4().hex[:8]}", settings.MCPSITE["ISSUER"], str(cast.user("alice").pk)),
         tool="share_calendar",
@@ -107,9 +108,9 @@ def test_the_service_refuses_an_answer_from_anyone_but_the_rows_user(cast: Cast)
         reference="calendar",
         message="Share your calendar?",
     )
-    with pytest.raises(services.NotYours):
-        services.consent_give(elicitation=row, user=cast.user("bob"), agree=True)
+    with pytest.raises(NotYours):
+        consent_give(elicitation=row, user=cast.user("bob"), agree=True)
     assert_unanswered(row)
-    services.consent_give(elicitation=row, user=cast.user("alice"), agree=False)
+    consent_give(elicitation=row, user=cast.user("alice"), agree=False)
     row.refresh_from_db()
     assert (row.status, row.completed_by_user) == ("declined", cast.user("alice"))

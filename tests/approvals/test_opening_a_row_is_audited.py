@@ -6,8 +6,8 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from approvals import services
 from approvals.models import Elicitation, ElicitationEvent
+from approvals.services.opening import elicitation_open
 from mcpsite.models import Tenant
 from tools_app.principal import Principal
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def open_refund(user: User) -> Elicitation:
-    return services.elicitation_open(
+    return elicitation_open(
         tenant_id=Tenant.objects.get(slug="demo").pk,
         principal=Principal("client-1", settings.MCPSITE["ISSUER"], str(user.pk)),
         tool="request_refund",

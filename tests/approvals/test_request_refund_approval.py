@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from approvals import services
 from approvals.models import Elicitation
+from approvals.services.staff import elicitation_end_by_staff
 from tests.approvals.conftest import CallInThread, admin_path, elicitation_id_of, sign_in_page
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES
@@ -57,7 +57,7 @@ def test_staff_denial_refuses_the_refund(server: LiveServer, cast: Cast, mode: s
     order_id = f"D-{mode}"
     call, row = refund_call(server, cast, mode, order_id)
 
-    services.approval_decide(elicitation=row, user=cast.user("staff"), approve=False, note="outside the window")
+    elicitation_end_by_staff(elicitation=row, action="deny", user=cast.user("staff"), note="outside the window")
 
     call.join()
     assert call.text == f"Refund for order {order_id} denied: outside the window."

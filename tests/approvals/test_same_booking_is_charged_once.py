@@ -14,8 +14,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from oauth2_provider.models import Application
 
-from approvals import services
 from approvals.models import Elicitation
+from approvals.services.opening import PaymentTerms, elicitation_open
 from mcpsite import services as mcpsite_services
 from tests.approvals.conftest import CallInThread, deliver, elicitation_id_of, payment_event
 from tests.approvals.raw import modern_call
@@ -110,7 +110,7 @@ def test_another_user_paying_the_same_booking_gets_a_payment_of_their_own(
 
 def test_the_database_refuses_a_second_pending_charge_of_one_reference_for_one_user(cast: Cast) -> None:
     def charge(client_id: str) -> Elicitation:
-        return services.elicitation_open(
+        return elicitation_open(
             tenant_id=cast.tenant("demo").pk,
             principal=Principal(client_id, "issuer", f"user-{uuid.uuid4().hex[:8]}"),
             tool="pay_deposit",
@@ -118,7 +118,7 @@ def test_the_database_refuses_a_second_pending_charge_of_one_reference_for_one_u
             kind=Elicitation.Kind.PAYMENT,
             reference="deposit-constraint",
             message="Please pay",
-            payment=services.PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
+            payment=PaymentTerms(amount=Decimal("20.00"), currency="EUR"),
         )
 
     row = charge("client-a")

@@ -12,10 +12,10 @@ import httpx2
 import pytest
 from django.db.models import F
 
-from approvals import services
 from approvals.models import Elicitation, WebhookDelivery
 from approvals.providers import stripe_signature_header
 from approvals.providers.sandbox import webhook_secret
+from approvals.services.expiry import elicitations_expire
 from tests.approvals.conftest import deliver, open_payment, payment_event
 from tests.conftest import Cast, LiveServer
 
@@ -99,7 +99,7 @@ def test_unknown_elicitation_is_recorded_and_flagged(server: LiveServer, pending
 
 def test_payment_for_an_expired_elicitation_is_recorded_and_flagged(server: LiveServer, pending: Elicitation) -> None:
     Elicitation.objects.filter(pk=pending.pk).update(expires_at=F("created_at") + timedelta(milliseconds=1))
-    services.elicitations_expire()
+    elicitations_expire()
     event = payment_event(pending)
     response = deliver(server, event)
     assert (response.status_code, response.json()["outcome"], response.json()["flagged"]) == (200, "not_pending", True)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from approvals import services
 from approvals.models import Elicitation
+from approvals.services.staff import elicitation_end_by_staff
 from tests.approvals.conftest import elicitation_id_of
 from tests.apps.conftest import screenshot
 from tests.apps.host import AppsHost
@@ -48,7 +48,9 @@ def test_a_staff_decision_shows_on_the_card_with_its_note(
         row = Elicitation.objects.get(pk=elicitation_id_of(host.asked.get(timeout=20).url))
         view.locator("body[data-status=pending]").wait_for(timeout=10_000)
 
-        services.approval_decide(elicitation=row, user=cast.user("staff"), approve=approve, note=note)
+        elicitation_end_by_staff(
+            elicitation=row, action="approve" if approve else "deny", user=cast.user("staff"), note=note
+        )
         view.locator(f"body[data-status={status}]").wait_for(timeout=10_000)
         assert view.locator("#badge").inner_text() == badge
         assert view.locator("#decision").inner_text() == ("approved" if approve else "denied")

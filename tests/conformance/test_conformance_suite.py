@@ -3,7 +3,7 @@ protocol generations.
 
 `scripts/conformance-install` (run by `scripts/test`) puts the pinned suite and its Node under
 `.cache/conformance/`; each test runs it as a subprocess against the public `conformance` tenant
-(toolset `demo/tools/conformance.py`) and reads the per-scenario `checks.json` it writes.
+(toolset `demo/tools/conformance/`) and reads the per-scenario `checks.json` it writes.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ import pytest
 from django.conf import settings
 from standardwebhooks import Webhook
 
-from approvals import services as approvals_services
 from approvals.models import Elicitation
+from approvals.services.staff import elicitation_end_by_staff
 from mcpsite.models import Tenant
 from notifications import services
 from notifications.models import Delivery, Endpoint
@@ -198,7 +198,7 @@ def ask_refund(server: LiveServer, cast: Cast, order_id: str, user: str = "alice
 
 def settle(refund: Refund, cast: Cast) -> None:
     """Deny the refund, so the waiting call ends (and holds no round open)."""
-    approvals_services.approval_decide(elicitation=refund.row, user=cast.user("staff"), approve=False, note="test")
+    elicitation_end_by_staff(elicitation=refund.row, action="deny", user=cast.user("staff"), note="test")
     refund.call.join()
 
 

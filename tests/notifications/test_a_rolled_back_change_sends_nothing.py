@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 from django.db import transaction
 
-from approvals import services as approvals_services
 from approvals.models import Elicitation
+from approvals.services.opening import elicitation_open
 from mcpsite.keyring import rotation
 from mcpsite.models import RequestStateKey
 from notifications import services
@@ -37,7 +37,7 @@ def test_a_rolled_back_change_sends_nothing(
     digest = uuid.uuid4().hex
 
     with pytest.raises(Rollback), transaction.atomic():
-        approvals_services.elicitation_open(
+        elicitation_open(
             tenant_id=cast.tenant("demo").pk,
             principal=Principal("client-rollback", "issuer", str(cast.user("alice").pk)),
             tool="request_refund",

@@ -52,7 +52,7 @@ def test_the_errors_keep_their_standard_library_bases() -> None:
 
     from approvals.providers import UnknownProvider
     from approvals.providers.wire import MalformedEvent
-    from approvals.services import NotYours, WrongKind
+    from approvals.services.ending import NotYours, WrongKind
     from mcpsite.jsonbody import JSONTooDeep
     from notifications.addresses import EndpointRefused
     from operator_api.permissions import InsufficientScope
