@@ -37,8 +37,14 @@ class Actor:
     oauth_client: str = ""
 
     @property
+    def person(self) -> AbstractBaseUser | None:
+        """The user who acted, when a signed-in person did."""
+        return self.user if isinstance(self.user, AbstractBaseUser) and self.user.is_authenticated else None
+
+    @property
     def user_id(self) -> Any:
-        return self.user.pk if self.user is not None and self.user.is_authenticated else None
+        person = self.person
+        return person.pk if person is not None else None
 
     def audit_fields(self) -> dict[str, Any]:
         """The `ActedBy` columns of an audit row."""

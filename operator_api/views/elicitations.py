@@ -106,9 +106,8 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         elicitation_end_by_staff(
             elicitation=row,
             action=action,
-            user=request.user,
+            actor=actor_of(request),
             note=data.validated_data.get("note", data.validated_data.get("reason", "")),  # a decision's note, or why
-            oauth_client=actor_of(request).oauth_client,
         )
         return Response(s.ElicitationDetailSerializer(self.get_queryset().get(pk=row.pk)).data)
 
