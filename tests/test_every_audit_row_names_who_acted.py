@@ -21,7 +21,7 @@ def test_a_model_naming_who_acted_records_it_as_an_actor(model: type) -> None:
     fields = {field.name for field in model._meta.get_fields()}  # type: ignore[attr-defined]
     if "actor" in fields or "via" in fields:
         assert issubclass(model, ActedBy)
-        assert model._meta.get_field("via").choices == Via.choices  # type: ignore[attr-defined]
+        assert model._meta.get_field("via").choices == Via.choices
 
 
 def test_no_service_takes_who_acted_as_free_text() -> None:
