@@ -27,6 +27,7 @@ from approvals import outcomes
 from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending, Payment, WebhookDelivery
 from approvals.services.ending import WrongKind
 from approvals.services.staff import STAFF_ACTIONS, elicitation_end_by_staff
+from mcpsite.actors import Actor, Via
 from mcpsite.admin_access import NoAdding, NoDeleting, ViewOnly
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ class DeliveryInline(NoAdding, admin.TabularInline):
 class EventInline(NoAdding, admin.TabularInline):
     model = ElicitationEvent
     verbose_name_plural = "audit trail"
-    fields = readonly_fields = ("at", "status", "source", "actor", "oauth_client", "note")
+    fields = readonly_fields = ("at", "status", "via", "actor", "oauth_client", "note")
     extra = 0
     can_delete = False
 
@@ -279,7 +280,7 @@ class ElicitationAdmin(NoAdding, NoDeleting, admin.ModelAdmin):
                 elicitation_end_by_staff(
                     elicitation=row,
                     action="complete",
-                    user=request.user,  # type: ignore[arg-type]
+                    actor=Actor(Via.STAFF, request.user),
                     note=form.cleaned_data["reason"],
                 )
             except ElicitationNotPending as exc:
@@ -313,7 +314,7 @@ class ElicitationAdmin(NoAdding, NoDeleting, admin.ModelAdmin):
         note = request.POST.get("note", "").strip()
         try:
             # Admin views are staff-only (`admin_view`): the user is signed in, never anonymous.
-            elicitation_end_by_staff(elicitation=row, action=action, user=request.user, note=note)  # type: ignore[arg-type]
+            elicitation_end_by_staff(elicitation=row, action=action, actor=Actor(Via.STAFF, request.user), note=note)
         except (ElicitationNotPending, WrongKind, ValueError) as exc:
             self.message_user(request, str(exc), messages.WARNING)
         else:
@@ -328,7 +329,7 @@ class ElicitationAdmin(NoAdding, NoDeleting, admin.ModelAdmin):
         done = skipped = 0
         for row in queryset.filter(status=Elicitation.Status.PENDING):
             try:
-                elicitation_end_by_staff(elicitation=row, action=action, user=request.user)  # type: ignore[arg-type]
+                elicitation_end_by_staff(elicitation=row, action=action, actor=Actor(Via.STAFF, request.user))
             except (ElicitationNotPending, WrongKind, ValueError):
                 skipped += 1
             else:

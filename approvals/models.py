@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from approvals.exceptions import ApprovalsError
 from approvals.outcomes import Expiry
+from mcpsite.actors import ActedBy
 from mcpsite.models import Tenant
 from tools_app.principal import Principal
 
@@ -287,33 +288,17 @@ class WebhookDelivery(models.Model):
         return f"{self.provider} {self.event_id} ({self.outcome})"
 
 
-class ElicitationEvent(models.Model):
-    """The audit trail of one elicitation: how it ended, and every staff action on it."""
+class ElicitationEvent(ActedBy):
+    """The audit trail of one elicitation: how it ended, and every staff action on it, each with
+    who acted and which way (`mcpsite.actors.Actor`)."""
 
     elicitation = models.ForeignKey(Elicitation, on_delete=models.CASCADE, related_name="events")
     at = models.DateTimeField(default=timezone.now)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-
-    class Source(models.TextChoices):
-        """Which way the change came (who acted, when a person did, is ``actor``)."""
-
-        CLIENT = "client", "the MCP client"
-        USER = "user", "the person, on the step's page"
-        STAFF = "staff", "staff, in the admin"
-        API = "api", "staff, through the operator API"
-        WEBHOOK = "webhook", "a payment provider's webhook"
-        BEAT = "beat", "the beat (expiry)"
-        MIGRATION = "migration", "a data migration"
-
-    source = models.CharField(max_length=40, choices=Source.choices)
     status = models.CharField(max_length=16, choices=Elicitation.Status.choices)
     note = models.TextField(blank=True)
-    oauth_client = models.CharField(
-        "OAuth client", max_length=100, blank=True, help_text="The client id a staff action came through the API with."
-    )
 
     class Meta:
         ordering = ["at"]
 
     def __str__(self) -> str:
-        return f"{self.elicitation_id} {self.status} by {self.source}"
+        return f"{self.elicitation_id} {self.status} via {self.via}"

@@ -16,10 +16,11 @@ from channels.db import database_sync_to_async
 
 from approvals import completion_wait
 from approvals.conf import approvals_settings
-from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending
+from approvals.models import Elicitation, ElicitationNotPending
 from approvals.outcomes import cancelled_by_of, note_of, outcome_from_json, receipt_of
 from approvals.services.ending import elicitation_cancel, elicitation_decline
 from approvals.services.opening import PaymentTerms, TooManyPending, elicitation_open
+from mcpsite.actors import CLIENT
 from tools_app.principal import Principal
 from tools_app.urlmode import (
     Approval,
@@ -95,7 +96,7 @@ class ElicitationStepStore:
         row: Elicitation = step.ref
         end = elicitation_decline if action == "decline" else elicitation_cancel
         try:
-            return state_of(await database_sync_to_async(end)(elicitation=row, source=ElicitationEvent.Source.CLIENT))
+            return state_of(await database_sync_to_async(end)(elicitation=row, actor=CLIENT))
         except ElicitationNotPending:
             return state_of(await _reload(row.pk))
 

@@ -20,11 +20,12 @@ from django.utils.log import log_response
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from approvals.models import Elicitation, ElicitationEvent, ElicitationNotPending
+from approvals.models import Elicitation, ElicitationNotPending
 from approvals.providers import UnknownProvider, WebhookRejected
 from approvals.providers import sandbox as sandbox_provider
 from approvals.services.ending import NotYours, consent_give, elicitation_cancel
 from approvals.services.webhooks import DuplicateDelivery, webhook_receive
+from mcpsite.actors import Actor, Via
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def checkout(request: HttpRequest, elicitation_id: str) -> HttpResponse:
             webhook_receive(provider=sandbox_provider.SandboxProvider.name, body=body, headers=headers)
         elif request.POST.get("action") == "cancel":
             try:
-                elicitation_cancel(elicitation=row, source=ElicitationEvent.Source.USER)
+                elicitation_cancel(elicitation=row, actor=Actor(Via.USER, request.user))
             except ElicitationNotPending:
                 pass
         return redirect("approvals:checkout", elicitation_id=row.pk)

@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString
 
 from mcp_tasks import services
 from mcp_tasks.models import Task
+from mcpsite.actors import Actor, Via
 from mcpsite.admin_access import ViewOnly
 
 
@@ -57,7 +58,7 @@ class TaskAdmin(ViewOnly, admin.ModelAdmin):  # read-only: the protocol and the 
         cancelled = 0
         for task in queryset.filter(status__in=Task.LIVE_STATUSES):
             services.task_cancel(
-                task_id=task.pk, tenant_id=task.tenant_id, principal=None, source=f"staff {request.user}"
+                task_id=task.pk, tenant_id=task.tenant_id, principal=None, actor=Actor(Via.STAFF, request.user)
             )
             cancelled += 1
         self.message_user(

@@ -16,6 +16,7 @@ from approvals.models import Elicitation
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.exceptions import McpTasksError
 from mcp_tasks.models import Task
+from mcpsite.actors import CLIENT, Actor
 from mcpsite.models import Tenant
 from mcpsite.net import address_bucket
 from tools_app.principal import Principal
@@ -118,7 +119,7 @@ def task_get(*, task_id: str, tenant_id: int, principal: Principal) -> Task:
     return task
 
 
-def task_cancel(*, task_id: str, tenant_id: int, principal: Principal | None, source: str = "client") -> Task:
+def task_cancel(*, task_id: str, tenant_id: int, principal: Principal | None, actor: Actor = CLIENT) -> Task:
     """Cancel a live task; an ended one stays as it ended (cancelling is idempotent). A worker
     running it sees the status at its next lease renewal and stops. ``principal=None``: staff."""
     with transaction.atomic():
@@ -136,7 +137,7 @@ def task_cancel(*, task_id: str, tenant_id: int, principal: Principal | None, so
         task.updated_at = timezone.now()
         task.expires_at, task.ttl_ms = _kept_after_ending(task, task.updated_at)
         task.save(update_fields=["status", "input_requests", "claimed_until", "updated_at", "expires_at", "ttl_ms"])
-        logger.info("task %s cancelled by %s", task.pk, source)
+        logger.info("task %s cancelled via %s (%s)", task.pk, actor.via, actor.oauth_client or actor.user_id or "-")
     return task
 
 

@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from mcpsite.actors import Actor, Via
 from mcpsite.admin_access import NoDeleting, NoEditing, ViewOnly
 from mcpsite.keyring import rotation
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
@@ -87,7 +88,7 @@ class RequestStateKeyAdmin(NoEditing, NoDeleting, admin.ModelAdmin):
         if not self.has_add_permission(request):
             raise PermissionDenied
         if request.method == "POST":
-            key = rotation.keyring_add_key(actor=request.user)  # type: ignore[arg-type]
+            key = rotation.keyring_add_key(actor=Actor(Via.STAFF, request.user))
             self.message_user(
                 request,
                 f"Generated key {key.kid}. It verifies from now on; promote it once every process has loaded it "
@@ -103,7 +104,7 @@ class RequestStateKeyAdmin(NoEditing, NoDeleting, admin.ModelAdmin):
             self.message_user(request, "Select exactly one key to promote.", messages.ERROR)
             return
         try:
-            key = rotation.keyring_promote(key=queryset.get(), actor=request.user)  # type: ignore[arg-type]
+            key = rotation.keyring_promote(key=queryset.get(), actor=Actor(Via.STAFF, request.user))
         except rotation.KeyRingRefused as refused:
             self.message_user(request, str(refused), messages.ERROR)
             return
@@ -122,7 +123,7 @@ class RequestStateKeyAdmin(NoEditing, NoDeleting, admin.ModelAdmin):
     def _retire(self, request: HttpRequest, queryset: QuerySet[RequestStateKey], *, now_override: bool) -> None:
         for key in queryset:
             try:
-                rotation.keyring_retire(key=key, actor=request.user, now_override=now_override)  # type: ignore[arg-type]
+                rotation.keyring_retire(key=key, actor=Actor(Via.STAFF, request.user), now_override=now_override)
             except rotation.KeyRingRefused as refused:
                 self.message_user(request, str(refused), messages.ERROR)
                 continue
@@ -142,8 +143,8 @@ class KeyRingEventAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     # character wide: the sidebar is off here, the client id is shortened (whole on hover and on
     # the row's page), and the template gives the note room
     # (tests/admin/test_key_ring_event_notes_read_at_1366_px.py).
-    list_display = ["at", "action", "kid", "actor", "via", "note"]
-    list_filter = ["action"]
+    list_display = ["at", "action", "kid", "actor", "acted_via", "note"]
+    list_filter = ["action", "via"]
     search_fields = ["kid", "actor__username"]
     list_select_related = ["actor"]
     change_list_template = "admin/mcpsite/keyringevent/change_list.html"
@@ -151,10 +152,10 @@ class KeyRingEventAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         return super().changelist_view(request, {"is_nav_sidebar_enabled": False, **(extra_context or {})})
 
-    @admin.display(description="via", ordering="oauth_client")
-    def via(self, event: KeyRingEvent) -> str:
+    @admin.display(description="via", ordering="via")
+    def acted_via(self, event: KeyRingEvent) -> str:
         if not event.oauth_client:
-            return "admin" if event.actor_id else "-"
+            return event.get_via_display()
         client = event.oauth_client
         short = client if len(client) <= 12 else f"{client[:10]}\N{HORIZONTAL ELLIPSIS}"
         return format_html('API client <code title="{}">{}</code>', client, short)

@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from mcpsite.actors import ActedBy
 from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
 from tools_app.tenant import tenant_audience
 
@@ -121,7 +122,7 @@ class ConsumedRequestState(models.Model):
         return self.digest
 
 
-class KeyRingEvent(models.Model):
+class KeyRingEvent(ActedBy):
     """The audit trail of the key ring: who did what to which key, and when."""
 
     class Action(models.TextChoices):
@@ -131,13 +132,9 @@ class KeyRingEvent(models.Model):
         RETIRED_NOW = "retired_now", "retired now (override)"
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     action = models.CharField(max_length=16, choices=Action.choices)
     kid = models.CharField("key id", max_length=16)
     note = models.TextField(blank=True)
-    oauth_client = models.CharField(
-        "OAuth client", max_length=100, blank=True, help_text="The client id the step came through the API with."
-    )
 
     class Meta:
         ordering = ["-at"]

@@ -19,6 +19,7 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
+from mcpsite.actors import Actor, Via
 from mcpsite.admin_access import NoDeleting, ViewOnly
 from operator_api import services
 from operator_api.models import OperatorClient, OperatorClientEvent
@@ -46,7 +47,8 @@ class OperatorClientAdmin(ViewOnly, admin.ModelAdmin):
 class OperatorClientEventAdmin(ViewOnly, NoDeleting, admin.ModelAdmin):
     """The audit trail: read only, for everyone."""
 
-    list_display = ["at", "client_id", "actor", "note", "via"]
+    list_display = ["at", "client_id", "actor", "note", "via", "oauth_client"]
+    list_filter = ["via"]
     list_select_related = ["actor"]
 
 
@@ -88,7 +90,7 @@ class ApplicationAdmin(DotApplicationAdmin):
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change and _is_operator_client(obj):
-            services.operator_client_change(application=obj, actor=request.user, via="admin")
+            services.operator_client_change(application=obj, actor=Actor(Via.STAFF, request.user))
         else:
             super().save_model(request, obj, form, change)
 

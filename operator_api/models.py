@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from oauth2_provider.models import Application
 
+from mcpsite.actors import ActedBy
+
 
 class OperatorClientQuerySet(models.QuerySet["OperatorClient"]):
     def acting(self) -> OperatorClientQuerySet:
@@ -31,19 +33,17 @@ class OperatorClient(models.Model):
         return f"{self.application.name} ({' '.join(self.scopes)})"
 
 
-class OperatorClientEvent(models.Model):
+class OperatorClientEvent(ActedBy):
     """The audit trail of operator machine clients: who changed which client's user, secret, grant
     type or scopes, and when (never the secret itself). Kept when the client is deleted."""
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     application = models.ForeignKey(
         Application, null=True, blank=True, on_delete=models.SET_NULL, related_name="operator_events"
     )
     client_id = models.CharField("client id", max_length=100)
     changed = models.JSONField(default=list, help_text="The fields that changed.")
     note = models.TextField(blank=True, help_text="From what to what (a secret only as 'set').")
-    via = models.CharField(max_length=40, help_text="admin, command, ...")
 
     class Meta:
         ordering = ["-at"]

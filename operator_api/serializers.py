@@ -20,6 +20,7 @@ class DeliverySerializer(serializers.ModelSerializer[WebhookDelivery]):
 
 class EventSerializer(serializers.ModelSerializer[ElicitationEvent]):
     actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    source = serializers.CharField(source="via", read_only=True)  # the API's name, kept for its clients
 
     class Meta:
         model = ElicitationEvent

@@ -15,6 +15,7 @@ from django.db import transaction
 from oauth2_provider.generators import generate_client_secret
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
+from mcpsite.actors import Actor
 from operator_api.exceptions import OperatorApiError
 from operator_api.models import OperatorClient, OperatorClientEvent
 from operator_api.scopes import OPERATOR_SCOPES
@@ -86,7 +87,7 @@ def operator_client_create(
 
 
 def operator_client_changes(
-    *, actor: AbstractUser | AnonymousUser, before: Application, after: Application, scopes: list[str] | None = None
+    *, actor: AbstractBaseUser | AnonymousUser, before: Application, after: Application, scopes: list[str] | None = None
 ) -> list[str]:
     """The guarded fields `after` changes on the operator client `before` (and "scopes"), once it
     is sure `actor` may change them. Raises `OperatorClientRefused`, naming what is missing.
@@ -137,9 +138,8 @@ def _describe(before: Application, after: Application, changed: list[str], scope
 def operator_client_change(
     *,
     application: Application,
-    actor: AbstractUser | AnonymousUser,
+    actor: Actor,
     scopes: list[str] | None = None,
-    via: str,
 ) -> list[str]:
     """Save an operator client's `application` as `actor` edited it (in memory), and its `scopes`
     if given; returns the guarded fields that changed (`operator_client_changes` says who may).
@@ -150,7 +150,9 @@ def operator_client_change(
     before = (
         Application.objects.select_for_update(of=("self",)).select_related("user", "operator").get(pk=application.pk)
     )
-    changed = operator_client_changes(actor=actor, before=before, after=application, scopes=scopes)
+    changed = operator_client_changes(
+        actor=actor.user or AnonymousUser(), before=before, after=application, scopes=scopes
+    )
     application.save()
     if not changed:
         return []
@@ -161,11 +163,10 @@ def operator_client_change(
     for access in AccessToken.objects.filter(application=application):
         access.revoke()
     OperatorClientEvent.objects.create(
-        actor_id=actor.pk,
         application=application,
         client_id=application.client_id,
         changed=changed,
         note=_describe(before, application, changed, scopes),
-        via=via,
+        **actor.audit_fields(),
     )
     return changed

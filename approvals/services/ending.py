@@ -18,6 +18,7 @@ from approvals.exceptions import ApprovalsError
 from approvals.models import Elicitation, ElicitationEvent, WebhookDelivery
 from approvals.outcomes import Cancellation, ConsentAnswer, Declination, Outcome
 from approvals.services.publishing import publish_resolved
+from mcpsite.actors import Actor, Via
 
 logger = logging.getLogger(__name__)
 
@@ -44,30 +45,18 @@ def elicitation_end(
     status: Elicitation.Status,
     outcome: Outcome,
     event: WebhookDelivery | None = None,
-    user: AbstractBaseUser | None = None,
+    actor: Actor,
     kind: str | None = None,
-    source: ElicitationEvent.Source,
     note: str = "",
-    oauth_client: str = "",
 ) -> Elicitation:
-    """Lock, end, audit and save one row; publish after commit. Raises `ElicitationNotPending`.
-
-    `oauth_client`: the client id a staff action came through the operator API with (source "api").
-    """
+    """Lock, end, audit and save one row as `actor` ended it; publish after commit. Raises
+    `ElicitationNotPending`."""
     row = Elicitation.objects.select_for_update().get(pk=elicitation_id)
     if kind is not None and row.kind != kind:
         raise WrongKind(elicitation=row, expected=kind)
-    row.resolve(status=status, outcome=outcome.to_json(), event=event, user=user)
+    row.resolve(status=status, outcome=outcome.to_json(), event=event, user=actor.person)
     row.save(update_fields=["status", "outcome", "completed_at", "completed_by_event", "completed_by_user"])
-    actor_id = user.pk if user is not None and getattr(user, "is_authenticated", False) else None
-    ElicitationEvent.objects.create(
-        elicitation=row,
-        actor_id=actor_id,
-        source=ElicitationEvent.Source.API if oauth_client else source,
-        oauth_client=oauth_client,
-        status=status,
-        note=note,
-    )
+    ElicitationEvent.objects.create(elicitation=row, status=status, note=note, **actor.audit_fields())
     transaction.on_commit(lambda: publish_resolved(row.pk))
     signals.elicitations_ended.send(sender=Elicitation, elicitation_ids=[row.pk])
     logger.info("elicitation %s %s", row.pk, status)
@@ -90,22 +79,21 @@ def consent_give(*, elicitation: Elicitation, user: AbstractBaseUser | Anonymous
         elicitation.pk,
         status=Elicitation.Status.COMPLETED if agree else Elicitation.Status.DECLINED,
         outcome=ConsentAnswer(given=agree),
-        user=user,
+        actor=Actor(Via.USER, user),
         kind=Elicitation.Kind.CONSENT,
-        source=ElicitationEvent.Source.USER,
     )
 
 
 @transaction.atomic
-def elicitation_cancel(*, elicitation: Elicitation, source: ElicitationEvent.Source) -> Elicitation:
+def elicitation_cancel(*, elicitation: Elicitation, actor: Actor) -> Elicitation:
     """The user cancelled (checkout page) or the client declined to open the URL."""
     return elicitation_end(
-        elicitation.pk, status=Elicitation.Status.CANCELLED, outcome=Cancellation(cancelled_by=source), source=source
+        elicitation.pk, status=Elicitation.Status.CANCELLED, outcome=Cancellation(cancelled_by=actor.via), actor=actor
     )
 
 
 @transaction.atomic
-def elicitation_decline(*, elicitation: Elicitation, source: ElicitationEvent.Source) -> Elicitation:
+def elicitation_decline(*, elicitation: Elicitation, actor: Actor) -> Elicitation:
     return elicitation_end(
-        elicitation.pk, status=Elicitation.Status.DECLINED, outcome=Declination(declined_by=source), source=source
+        elicitation.pk, status=Elicitation.Status.DECLINED, outcome=Declination(declined_by=actor.via), actor=actor
     )

@@ -13,6 +13,7 @@ from approvals import signals
 from approvals.conf import approvals_settings
 from approvals.models import Elicitation, ElicitationEvent
 from approvals.services.publishing import publish_ended
+from mcpsite.actors import Via
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +59,7 @@ def _expire_batch(*, now: datetime, size: int) -> int:
             )
         )
     ElicitationEvent.objects.bulk_create(
-        ElicitationEvent(
-            elicitation_id=pk, at=stamp, source=ElicitationEvent.Source.BEAT, status=Elicitation.Status.EXPIRED
-        )
-        for pk in ids
+        ElicitationEvent(elicitation_id=pk, at=stamp, via=Via.BEAT, status=Elicitation.Status.EXPIRED) for pk in ids
     )
     statuses = dict.fromkeys(ids, str(Elicitation.Status.EXPIRED))
     transaction.on_commit(lambda: publish_ended(statuses))

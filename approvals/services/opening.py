@@ -19,6 +19,7 @@ from approvals.conf import approvals_settings
 from approvals.exceptions import ApprovalsError
 from approvals.models import Elicitation, ElicitationEvent, Payment, new_elicitation_id
 from approvals.providers import DEFAULT_PROVIDER, get_provider
+from mcpsite.actors import Via
 from mcpsite.models import Tenant
 from mcpsite.net import address_bucket
 from tools_app.principal import Principal
@@ -135,7 +136,7 @@ def elicitation_open(
             ElicitationEvent.objects.create(
                 elicitation=row,
                 at=now,
-                source=ElicitationEvent.Source.CLIENT,
+                via=Via.CLIENT,
                 status=row.status,
                 note=f"opened by {tool} ({reference})",
             )

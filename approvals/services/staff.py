@@ -8,12 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
-from approvals.models import Elicitation, ElicitationEvent, Payment
+from approvals.models import Elicitation, Payment
 from approvals.outcomes import Cancellation, Decision, Expiry, Outcome, PaidOutOfBand, StaffReceipt
 from approvals.services.ending import elicitation_end
+from mcpsite.actors import Actor
 
 # (the row, who did it, what they wrote) -> the outcome stored, the audit line
 Record = Callable[[Elicitation, str, str], tuple[Outcome, str]]
@@ -68,22 +68,18 @@ STAFF_ACTIONS: dict[str, StaffAction] = {
 
 
 @transaction.atomic
-def elicitation_end_by_staff(
-    *, elicitation: Elicitation, action: str, user: AbstractBaseUser, note: str = "", oauth_client: str = ""
-) -> Elicitation:
-    """End a pending row as staff (`action`: a key of `STAFF_ACTIONS`); `note` is what they wrote
-    (a decision's note, a reason: required to complete by hand). `oauth_client`: the operator API
-    client it came through. Raises `ElicitationNotPending`, `WrongKind` or `ValueError`."""
+def elicitation_end_by_staff(*, elicitation: Elicitation, action: str, actor: Actor, note: str = "") -> Elicitation:
+    """End a pending row as staff (`action`: a key of `STAFF_ACTIONS`; `actor`: the staff member, in
+    the admin or through the operator API); `note` is what they wrote (a decision's note, a reason:
+    required to complete by hand). Raises `ElicitationNotPending`, `WrongKind` or `ValueError`."""
     act = STAFF_ACTIONS[action]
-    by = getattr(user, "get_username", lambda: "")()
+    by = getattr(actor.user, "get_username", lambda: "")()
     outcome, audit = act.record(elicitation, by, note)
     return elicitation_end(
         elicitation.pk,
         status=act.status,
         outcome=outcome,
-        user=user,
+        actor=actor,
         kind=act.kind,
-        source=ElicitationEvent.Source.STAFF,
         note=audit,
-        oauth_client=oauth_client,
     )

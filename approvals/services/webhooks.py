@@ -9,11 +9,12 @@ from django.db import IntegrityError, transaction
 
 from approvals import signals
 from approvals.exceptions import ApprovalsError
-from approvals.models import Elicitation, ElicitationEvent, Payment, WebhookDelivery
+from approvals.models import Elicitation, Payment, WebhookDelivery
 from approvals.outcomes import ProviderReceipt
 from approvals.providers import PaymentEvent, UnknownProvider, WebhookRejected, get_provider
 from approvals.services.ending import elicitation_end
 from mcpsite import metrics
+from mcpsite.actors import Actor, Via
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def payment_webhook_apply(*, event: PaymentEvent) -> WebhookDelivery:
                 status=Elicitation.Status.COMPLETED,
                 outcome=receipt,
                 event=delivery,
-                source=ElicitationEvent.Source.WEBHOOK,
+                actor=Actor(Via.WEBHOOK),
                 note=f"{delivery.provider} event {delivery.event_id}",
             )
             delivery.outcome = WebhookDelivery.Outcome.COMPLETED

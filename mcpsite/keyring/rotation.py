@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
 from mcpsite import signals
+from mcpsite.actors import COMMAND, Actor
 from mcpsite.conf import mcpsite_settings
 from mcpsite.exceptions import McpsiteError
 from mcpsite.keyring.codec import new_key_material, seal_material
@@ -52,26 +52,21 @@ def keyring_rollout(*, kid: str) -> Rollout:
     return Rollout(live=len(live), loaded=sum(1 for kids in live if kid in kids))
 
 
-def _audit(
-    action: str, key: RequestStateKey, actor: AbstractBaseUser | None, note: str = "", oauth_client: str = ""
-) -> None:
-    actor_id = actor.pk if actor is not None and actor.is_authenticated else None
-    event = KeyRingEvent.objects.create(
-        action=action, kid=key.kid, actor_id=actor_id, note=note, oauth_client=oauth_client
-    )
+def _audit(action: str, key: RequestStateKey, actor: Actor, note: str = "") -> None:
+    event = KeyRingEvent.objects.create(action=action, kid=key.kid, note=note, **actor.audit_fields())
     signals.keyring_changed.send(sender=KeyRingEvent, event=event)
 
 
 @transaction.atomic
-def keyring_add_key(*, actor: AbstractBaseUser | None = None, oauth_client: str = "") -> RequestStateKey:
+def keyring_add_key(*, actor: Actor = COMMAND) -> RequestStateKey:
     """Generate a key server-side; it starts as verifying, so every process can learn it before it mints.
 
-    `oauth_client` (here and below): the operator API client the step came through, audited."""
+    `actor` (here and below): who took the step, audited."""
     kid, material = new_key_material()
     while RequestStateKey.objects.filter(kid=kid).exists():
         kid, material = new_key_material()
     key = RequestStateKey.objects.create(kid=kid, material=seal_material(kid, material))
-    _audit(KeyRingEvent.Action.ADDED, key, actor, oauth_client=oauth_client)
+    _audit(KeyRingEvent.Action.ADDED, key, actor)
     return key
 
 
@@ -79,9 +74,8 @@ def keyring_add_key(*, actor: AbstractBaseUser | None = None, oauth_client: str 
 def keyring_promote(
     *,
     key: RequestStateKey,
-    actor: AbstractBaseUser | None = None,
+    actor: Actor = COMMAND,
     check_rollout: bool = True,
-    oauth_client: str = "",
 ) -> RequestStateKey:
     """Make `key` the minting key; the previous minting key keeps verifying.
 
@@ -105,7 +99,7 @@ def keyring_promote(
     key.minting_since = now
     key.save(update_fields=["phase", "minting_since"])
     replaced = f"; {previous[0].kid} keeps verifying" if previous else ""
-    _audit(KeyRingEvent.Action.PROMOTED, key, actor, f"now minting{replaced}", oauth_client)
+    _audit(KeyRingEvent.Action.PROMOTED, key, actor, f"now minting{replaced}")
     return key
 
 
@@ -133,9 +127,8 @@ def _check_promotable(key: RequestStateKey, now: datetime) -> None:
 def keyring_retire(
     *,
     key: RequestStateKey,
-    actor: AbstractBaseUser | None = None,
+    actor: Actor = COMMAND,
     now_override: bool = False,
-    oauth_client: str = "",
 ) -> RequestStateKey:
     """Stop verifying state sealed with `key`.
 
@@ -167,7 +160,7 @@ def keyring_retire(
     key.retired_at = now
     key.save(update_fields=["phase", "retired_at"])
     action = KeyRingEvent.Action.RETIRED_NOW if now_override else KeyRingEvent.Action.RETIRED
-    _audit(action, key, actor, note, oauth_client)
+    _audit(action, key, actor, note)
     return key
 
 

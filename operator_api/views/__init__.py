@@ -7,8 +7,11 @@ from typing import Any
 
 from rest_framework.request import Request
 
+from mcpsite.actors import Actor, Via
 
-def oauth_client_of(request: Request) -> str:
-    """The client id the request's token was issued to (named in every audit row)."""
+
+def actor_of(request: Request) -> Actor:
+    """Who acts through this request: its token's user, via the API, with the client id the token
+    was issued to (named in every audit row)."""
     application: Any = getattr(request.auth, "application", None)
-    return str(application.client_id) if application is not None else ""
+    return Actor(Via.API, request.user, str(application.client_id) if application is not None else "")

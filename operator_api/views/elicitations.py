@@ -19,7 +19,7 @@ from approvals.models import Elicitation, WebhookDelivery
 from approvals.services.staff import elicitation_end_by_staff
 from operator_api import serializers as s
 from operator_api.pagination import NewestReceivedFirst
-from operator_api.views import oauth_client_of
+from operator_api.views import actor_of
 
 READ = ("approvals:read", "approvals.view_elicitation")
 WRITE = ("approvals:write", "approvals.change_elicitation")
@@ -106,9 +106,8 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         elicitation_end_by_staff(
             elicitation=row,
             action=action,
-            user=request.user,
+            actor=actor_of(request),
             note=data.validated_data.get("note", data.validated_data.get("reason", "")),  # a decision's note, or why
-            oauth_client=oauth_client_of(request),
         )
         return Response(s.ElicitationDetailSerializer(self.get_queryset().get(pk=row.pk)).data)
 

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from mcpsite.keyring import rotation
 from mcpsite.models import RequestStateKey
 from operator_api import serializers as s
-from operator_api.views import oauth_client_of
+from operator_api.views import actor_of
 
 ROTATE = ("keys:rotate", "mcpsite.rotate_requeststatekey")
 REFUSED = OpenApiResponse(description='Refused by a guard: {"detail": why, "wait_seconds": how long} and Retry-After.')
@@ -34,7 +34,7 @@ class KeyViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[RequestStateKey]
     @extend_schema(request=None, responses={201: s.KeySerializer})
     def create(self, request: Request) -> Response:
         """Generate a key server-side; it verifies at once and may be promoted once every process loaded it."""
-        key = rotation.keyring_add_key(actor=request.user, oauth_client=oauth_client_of(request))
+        key = rotation.keyring_add_key(actor=actor_of(request))
         return Response(s.KeySerializer(key).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: s.KeySerializer, 409: REFUSED})
@@ -42,7 +42,7 @@ class KeyViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[RequestStateKey]
     def promote(self, request: Request, kid: str) -> Response:
         """Make the key the minting key (the previous one keeps verifying); 409 until every live process loaded it."""
         key = get_object_or_404(RequestStateKey, kid=kid)
-        key = rotation.keyring_promote(key=key, actor=request.user, oauth_client=oauth_client_of(request))
+        key = rotation.keyring_promote(key=key, actor=actor_of(request))
         return Response(s.KeySerializer(key).data)
 
     @extend_schema(request=s.RetireSerializer, responses={200: s.KeySerializer, 409: REFUSED})
@@ -52,7 +52,5 @@ class KeyViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[RequestStateKey]
         body = s.RetireSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         key = get_object_or_404(RequestStateKey, kid=kid)
-        key = rotation.keyring_retire(
-            key=key, actor=request.user, now_override=body.validated_data["now"], oauth_client=oauth_client_of(request)
-        )
+        key = rotation.keyring_retire(key=key, actor=actor_of(request), now_override=body.validated_data["now"])
         return Response(s.KeySerializer(key).data)

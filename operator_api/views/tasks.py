@@ -16,7 +16,7 @@ from rest_framework.serializers import Serializer
 from mcp_tasks import services
 from mcp_tasks.models import Task
 from operator_api import serializers as s
-from operator_api.views import oauth_client_of
+from operator_api.views import actor_of
 
 READ = ("tasks:read", "mcp_tasks.view_task")
 WRITE = ("tasks:write", "mcp_tasks.cancel_task")
@@ -59,7 +59,5 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         task = self.get_queryset().filter(pk=pk).first()
         if task is None:
             raise NotFound()
-        services.task_cancel(
-            task_id=task.pk, tenant_id=task.tenant_id, principal=None, source=f"api {oauth_client_of(request)}"
-        )
+        services.task_cancel(task_id=task.pk, tenant_id=task.tenant_id, principal=None, actor=actor_of(request))
         return Response(s.TaskDetailSerializer(self.get_queryset().get(pk=task.pk)).data)

@@ -67,7 +67,7 @@ def test_staff_complete_a_payment_by_hand_only_after_saying_why(live: LiveServer
     row.refresh_from_db()
     assert (row.status, row.completed_by_user, row.completed_by_event) == ("completed", cast.user("staff"), None)
     event = ElicitationEvent.objects.exclude(status="pending").get(elicitation=row)
-    assert (event.source, event.actor, event.note) == (
+    assert (event.via, event.actor, event.note) == (
         "staff",
         cast.user("staff"),
         "completed by hand, no money received through sandbox: paid by bank transfer, ref 991",

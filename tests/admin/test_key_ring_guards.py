@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from mcpsite.actors import Actor, Via
 from mcpsite.keyring import rotation
 from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey
 
@@ -70,8 +71,9 @@ def test_retirement_waits_one_ttl_after_minting_stopped_unless_overridden() -> N
 def test_retire_now_override_is_audited_with_what_it_breaks(django_user_model: type[User]) -> None:
     operator = django_user_model.objects.create_user("operator")
     old = RequestStateKey.objects.get(phase="minting")
-    rotation.keyring_promote(key=rotation.keyring_add_key(actor=operator), actor=operator, check_rollout=False)
-    rotation.keyring_retire(key=old, actor=operator, now_override=True)
+    staff = Actor(Via.STAFF, operator)
+    rotation.keyring_promote(key=rotation.keyring_add_key(actor=staff), actor=staff, check_rollout=False)
+    rotation.keyring_retire(key=old, actor=staff, now_override=True)
     event = KeyRingEvent.objects.get(kid=old.kid, actor=operator)
     assert event.action == "retired_now"
     assert event.actor == operator

@@ -12,6 +12,7 @@ from approvals.models import Elicitation, WebhookDelivery
 from approvals.providers.sandbox import signed_delivery
 from approvals.services.staff import elicitation_end_by_staff
 from approvals.services.webhooks import webhook_receive
+from mcpsite.actors import Actor, Via
 from tests.approvals.conftest import admin_path, open_payment, opened_for, payment_event
 from tests.conftest import ROOT, Cast, LiveServer, sign_in_to_admin
 
@@ -63,7 +64,9 @@ def test_a_paid_payment_reads_paid_with_its_receipt_and_only_money_for_nothing_i
 
 def test_a_denied_approval_reads_who_denied_it_and_the_note(live: LiveServer, cast: Cast, page: Any) -> None:
     row = opened_for(live, cast.user("alice"), Elicitation.Kind.APPROVAL)
-    elicitation_end_by_staff(elicitation=row, action="deny", user=cast.user("staff"), note="no receipt")
+    elicitation_end_by_staff(
+        elicitation=row, action="deny", actor=Actor(Via.STAFF, cast.user("staff")), note="no receipt"
+    )
     page.set_viewport_size({"width": 1366, "height": 900})
     sign_in_to_admin(page, live, admin_path(row))
     assert page.inner_text("div.field-ended div.readonly") == f"Denied by staff with note {LQ}no receipt{RQ}."

@@ -149,7 +149,7 @@ def test_a_holder_of_every_permission_may_set_a_new_secret_and_it_is_audited(ser
     assert token_request(server, own.client_id, own.secret).status_code == 401
     assert rotates(server, fresh_token(server, own.client_id, "the-new-secret-of-the-keeper"))[0] == 201
     (event,) = OperatorClientEvent.objects.filter(client_id=own.client_id)
-    assert (event.actor, event.changed, event.note, event.via) == (keeper, ["client_secret"], "secret set", "admin")
+    assert (event.actor, event.changed, event.note, event.via) == (keeper, ["client_secret"], "secret set", "staff")
     assert "the-new-secret" not in str(event.note)
 
 

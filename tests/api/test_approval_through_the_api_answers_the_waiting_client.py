@@ -35,7 +35,7 @@ def test_approving_through_the_api_answers_the_waiting_call(server: LiveServer, 
     call.join()
     assert call.text == f"Refund of 12.50 EUR for order {order_id} approved by ops (goodwill)."
     decision = Elicitation.objects.get(pk=row_id).events.get(status="completed")
-    assert (decision.actor and decision.actor.username, decision.source, decision.oauth_client, decision.note) == (
+    assert (decision.actor and decision.actor.username, decision.via, decision.oauth_client, decision.note) == (
         "ops",
         "api",
         operator.client_id,

@@ -14,6 +14,7 @@ import pytest
 from approvals.models import Elicitation, WebhookDelivery
 from approvals.services.opening import PaymentTerms, elicitation_open
 from approvals.services.staff import elicitation_end_by_staff
+from mcpsite.actors import Actor, Via
 from mcpsite.models import Tenant
 from tests.api.conftest import api, machine_client
 from tests.conftest import Cast, LiveServer
@@ -46,7 +47,7 @@ def rows(cast: Cast) -> dict[str, Elicitation]:
         "consent": opened(tenant, "consent"),
         "paid": opened(tenant, "payment"),
     }
-    elicitation_end_by_staff(elicitation=made["denied"], action="deny", user=cast.user("staff"))
+    elicitation_end_by_staff(elicitation=made["denied"], action="deny", actor=Actor(Via.STAFF, cast.user("staff")))
     WebhookDelivery.objects.create(
         provider="sandbox",
         event_id=f"evt_{uuid.uuid4().hex}",

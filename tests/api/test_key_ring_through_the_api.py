@@ -62,9 +62,9 @@ def test_each_step_is_guarded_as_in_the_admin_and_audited(server: LiveServer, ca
         assert http.post("/keys/none/promote/").status_code == 404
 
     audit = KeyRingEvent.objects.filter(oauth_client=operator.client_id).order_by("at")
-    assert [(e.action, e.kid, e.actor and e.actor.username) for e in audit] == [
-        ("added", new, "ops"),
-        ("promoted", new, "ops"),
-        ("added", spare, "ops"),
-        ("retired", spare, "ops"),
+    assert [(e.action, e.kid, e.actor and e.actor.username, e.via) for e in audit] == [
+        ("added", new, "ops", "api"),
+        ("promoted", new, "ops", "api"),
+        ("added", spare, "ops", "api"),
+        ("retired", spare, "ops", "api"),
     ]

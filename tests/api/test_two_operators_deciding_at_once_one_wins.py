@@ -43,5 +43,5 @@ def test_an_approve_and_a_deny_racing_give_one_200_and_one_409(server: LiveServe
         loser = next(r for r in answers.values() if r.status_code == 409)
         row.refresh_from_db()
         assert loser.json() == {"detail": f"elicitation {row.pk} is {row.status}, not pending", "status": row.status}
-        decisions = list(row.events.exclude(source="client").values_list("source", "status"))
+        decisions = list(row.events.exclude(via="client").values_list("via", "status"))
         assert decisions == [("api", row.status)]

@@ -74,7 +74,7 @@ def test_expiring_thousands_of_stale_rows_is_a_bounded_number_of_queries(
     assert ended.filter(status=Elicitation.Status.EXPIRED, outcome={"expired": True}).count() == count
     assert not ended.filter(published_at__isnull=True).exists()
     audit = ElicitationEvent.objects.filter(elicitation_id__in=stale)
-    assert audit.filter(source="beat", status=Elicitation.Status.EXPIRED).count() == audit.count() == count
+    assert audit.filter(via="beat", status=Elicitation.Status.EXPIRED).count() == audit.count() == count
     # A completed row is never expired, and a row not yet past its expiry is left alone.
     assert Elicitation.objects.get(pk=completed).status == Elicitation.Status.COMPLETED
     assert not ElicitationEvent.objects.filter(elicitation_id=completed).exists()
@@ -126,7 +126,7 @@ def test_an_mcp_call_is_answered_while_the_embedded_beat_expires_thousands_of_ro
             while rows.filter(status=Elicitation.Status.PENDING).exists():
                 assert time.monotonic() < deadline, "the beat did not expire the pile"
                 time.sleep(0.2)
-            assert ElicitationEvent.objects.filter(elicitation__subject=subject, source="beat").count() == len(pile)
+            assert ElicitationEvent.objects.filter(elicitation__subject=subject, via="beat").count() == len(pile)
     finally:
         server.stop()
         with django_db_blocker.unblock():

@@ -31,7 +31,7 @@ def assert_unanswered(row: Elicitation) -> None:
     row.refresh_from_db()
     assert (row.status, row.completed_at, row.completed_by_user) == ("pending", None, None)
     # Only the line its opening wrote.
-    assert list(ElicitationEvent.objects.filter(elicitation=row).values_list("source", "status")) == [
+    assert list(ElicitationEvent.objects.filter(elicitation=row).values_list("via", "status")) == [
         ("client", "pending")
     ]
 
@@ -93,7 +93,7 @@ def test_the_rows_user_signs_in_answers_and_is_recorded_as_the_actor(server: Liv
     row.refresh_from_db()
     assert (row.status, row.completed_by_user, row.outcome) == ("completed", alice, {"consent": "given"})
     event = ElicitationEvent.objects.exclude(status="pending").get(elicitation=row)  # after the opening line
-    assert (event.actor, event.source, event.status) == (alice, "user", "completed")
+    assert (event.actor, event.via, event.status) == (alice, "user", "completed")
 
 
 def test_the_service_refuses_an_answer_from_anyone_but_the_rows_user(cast: Cast) -> None:

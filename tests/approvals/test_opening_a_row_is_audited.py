@@ -28,7 +28,7 @@ def open_refund(user: User) -> Elicitation:
 
 def test_opening_a_row_writes_a_pending_audit_line_from_the_client(django_user_model: type[User]) -> None:
     row = open_refund(django_user_model.objects.get(username="alice"))
-    events = list(ElicitationEvent.objects.filter(elicitation=row).values_list("source", "status", "note", "actor"))
+    events = list(ElicitationEvent.objects.filter(elicitation=row).values_list("via", "status", "note", "actor"))
     assert events == [("client", "pending", "opened by request_refund (refund-77)", None)]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from approvals.models import Elicitation
 from approvals.services.staff import elicitation_end_by_staff
+from mcpsite.actors import Actor, Via
 from tests.approvals.conftest import CallInThread, admin_path, elicitation_id_of, sign_in_page
 from tests.conftest import Cast, LiveServer
 from tests.mcp.clients import MODES
@@ -57,7 +58,9 @@ def test_staff_denial_refuses_the_refund(server: LiveServer, cast: Cast, mode: s
     order_id = f"D-{mode}"
     call, row = refund_call(server, cast, mode, order_id)
 
-    elicitation_end_by_staff(elicitation=row, action="deny", user=cast.user("staff"), note="outside the window")
+    elicitation_end_by_staff(
+        elicitation=row, action="deny", actor=Actor(Via.STAFF, cast.user("staff")), note="outside the window"
+    )
 
     call.join()
     assert call.text == f"Refund for order {order_id} denied: outside the window."

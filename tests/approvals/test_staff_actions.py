@@ -52,7 +52,7 @@ def test_staff_action_ends_the_step_and_the_waiting_call_answers(
     row.refresh_from_db()
     assert row.status == status
     event = ElicitationEvent.objects.exclude(status="pending").get(elicitation=row)  # after the opening line
-    assert (event.source, event.actor, event.status) == ("staff", cast.user("staff"), status)
+    assert (event.via, event.actor, event.status) == ("staff", cast.user("staff"), status)
 
 
 def test_marking_a_payment_completed_needs_a_reason_and_is_audited(

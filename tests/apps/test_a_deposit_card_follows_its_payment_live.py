@@ -8,6 +8,7 @@ from typing import Any
 
 from approvals.models import Elicitation
 from approvals.services.staff import elicitation_end_by_staff
+from mcpsite.actors import Actor, Via
 from tests.approvals.conftest import deliver, elicitation_id_of, payment_event
 from tests.apps.conftest import screenshot
 from tests.apps.host import AppsHost
@@ -68,7 +69,7 @@ def test_an_expired_checkout_shows_expired(server: LiveServer, alice: str, cast:
     with AppsHost(server.mcp_url("apps"), alice) as host:
         view, call, row = pending_card(host, page, "book_table_with_deposit", arguments)
         assert view.locator("#description").inner_text() == "the deposit for a table for 3 on 2026-05-02"
-        elicitation_end_by_staff(elicitation=row, action="expire", user=cast.user("staff"))
+        elicitation_end_by_staff(elicitation=row, action="expire", actor=Actor(Via.STAFF, cast.user("staff")))
         view.locator("body[data-status=expired]").wait_for(timeout=10_000)
         assert view.locator("#badge").inner_text() == "Expired"
         host.hand_result(page, call.result(timeout=20))

@@ -9,6 +9,7 @@ import pytest
 
 from approvals.models import Elicitation
 from approvals.services.staff import elicitation_end_by_staff
+from mcpsite.actors import Actor, Via
 from tests.approvals.conftest import elicitation_id_of
 from tests.apps.conftest import screenshot
 from tests.apps.host import AppsHost
@@ -49,7 +50,10 @@ def test_a_staff_decision_shows_on_the_card_with_its_note(
         view.locator("body[data-status=pending]").wait_for(timeout=10_000)
 
         elicitation_end_by_staff(
-            elicitation=row, action="approve" if approve else "deny", user=cast.user("staff"), note=note
+            elicitation=row,
+            action="approve" if approve else "deny",
+            actor=Actor(Via.STAFF, cast.user("staff")),
+            note=note,
         )
         view.locator(f"body[data-status={status}]").wait_for(timeout=10_000)
         assert view.locator("#badge").inner_text() == badge

@@ -17,6 +17,7 @@ from standardwebhooks import Webhook
 
 from approvals.models import Elicitation
 from approvals.services.staff import elicitation_end_by_staff
+from mcpsite.actors import Actor, Via
 from mcpsite.models import Tenant
 from notifications import services
 from notifications.models import Delivery, Endpoint
@@ -198,7 +199,9 @@ def ask_refund(server: LiveServer, cast: Cast, order_id: str, user: str = "alice
 
 def settle(refund: Refund, cast: Cast) -> None:
     """Deny the refund, so the waiting call ends (and holds no round open)."""
-    elicitation_end_by_staff(elicitation=refund.row, action="deny", user=cast.user("staff"), note="test")
+    elicitation_end_by_staff(
+        elicitation=refund.row, action="deny", actor=Actor(Via.STAFF, cast.user("staff")), note="test"
+    )
     refund.call.join()
 
 

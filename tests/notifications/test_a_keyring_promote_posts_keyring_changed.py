@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
+from mcpsite.actors import Actor, Via
 from mcpsite.keyring import rotation
 from notifications.models import Delivery, Endpoint, EventType
 from tests.conftest import Cast, LiveServer
@@ -28,8 +29,9 @@ def test_a_keyring_promote_posts_keyring_changed_to_the_site_wide_endpoint(
     subscribed = endpoint_factory(subscribed_receiver, [EventType.KEYRING_CHANGED], slug="other")
     unsubscribed = endpoint_factory(unsubscribed_receiver, [EventType.APPROVAL_PENDING], slug="demo")
 
-    key = rotation.keyring_add_key(actor=cast.user("staff"))
-    rotation.keyring_promote(key=key, actor=cast.user("staff"), check_rollout=False)
+    staff = Actor(Via.STAFF, cast.user("staff"))
+    key = rotation.keyring_add_key(actor=staff)
+    rotation.keyring_promote(key=key, actor=staff, check_rollout=False)
 
     events = [verify(site.secret, received) for received in site_receiver.wait_for(2)]
     assert sorted((e["type"], e["data"]["action"], e["data"]["kid"]) for e in events) == [

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from mcp_tasks import services
 from mcp_tasks.models import Task
+from mcpsite.actors import Actor, Via
 from mcpsite.models import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,7 @@ def test_a_task_that_completes_is_kept_an_hour_and_its_ttl_says_so() -> None:
 def test_a_cancelled_task_is_kept_an_hour_too() -> None:
     waiting = task(status=Task.Status.INPUT_REQUIRED)
 
-    services.task_cancel(task_id=waiting.pk, tenant_id=waiting.tenant_id, principal=None, source="staff")
+    services.task_cancel(task_id=waiting.pk, tenant_id=waiting.tenant_id, principal=None, actor=Actor(Via.STAFF))
 
     waiting.refresh_from_db()
     assert waiting.expires_at <= timezone.now() + timedelta(hours=1)
