@@ -53,15 +53,17 @@ def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_o
 
 def test_every_layer_stands_in_its_one_order() -> None:
     """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
-    call's log context, the calls counted, the sealed state noted outside the boundary, then question names, the replay
-    guard, URL-mode steps, and MCP Apps hidden from clients without them."""
-    payments = TenantInfo(id=3, slug="pay", name="Pay", public=True, toolsets=("demo", "payments"), version="v1")
+    call's log context, the calls counted, the sealed state noted outside the boundary, then a
+    private tenant's member roles, question names, the replay guard, URL-mode steps, and MCP Apps
+    hidden from clients without them."""
+    payments = TenantInfo(id=3, slug="pay", name="Pay", public=False, toolsets=("demo", "payments"), version="v1")
     server, _ = build_server(payments)
     assert [type(m).__name__ for m in server.middleware] == [
         "LogContextLayer",
         "CountToolCalls",
         "function",
         "RequestStateBoundary",
+        "OnlyTheRolesTools",
         "WireNamesMiddleware",
         "RefuseReplayedState",
         "UrlModeMiddleware",
@@ -70,6 +72,8 @@ def test_every_layer_stands_in_its_one_order() -> None:
     assert server.middleware[2] is remember_wire_state
     plain, _ = build_server(INFO)
     assert "UrlModeMiddleware" not in [type(m).__name__ for m in plain.middleware]
+    public, _ = build_server(TenantInfo(id=4, slug="open", name="Open", public=True, toolsets=("demo",), version="v1"))
+    assert "OnlyTheRolesTools" not in [type(m).__name__ for m in public.middleware]  # anonymous callers hold no role
 
 
 def test_building_a_server_renders_form_questions_once_per_schema() -> None:
