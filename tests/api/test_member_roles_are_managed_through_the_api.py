@@ -87,9 +87,7 @@ def test_a_role_is_created_given_changed_taken_back_and_deleted(
     assert ops.get(f"/tenants/{slug}/roles/").json() == []
 
 
-def test_a_role_naming_what_the_tenant_does_not_serve_is_refused_with_the_reason(
-    ops: httpx2.Client, slug: str
-) -> None:
+def test_a_role_naming_what_the_tenant_does_not_serve_is_refused_with_the_reason(ops: httpx2.Client, slug: str) -> None:
     toolset = ops.post(f"/tenants/{slug}/roles/", json={"name": "payers", "toolsets": ["payments"]})
     assert (toolset.status_code, toolset.json()) == (400, {"detail": f"toolsets: Not served by {slug}: payments."})
     tool = ops.post(f"/tenants/{slug}/roles/", json={"name": "payers", "tools": ["pay_deposit", "book_table"]})
