@@ -38,7 +38,7 @@ class RoleViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[Role]):
         # Only this tenant's: another tenant's role id is not found here.
         return Role.objects.filter(tenant__slug=self.kwargs["slug"]).prefetch_related("holders__user")
 
-    def list(self, request: Request, slug: str) -> Response:  # type: ignore[override]
+    def list(self, request: Request, slug: str) -> Response:
         _tenant(slug)  # an unknown tenant is 404, not an empty list
         return super().list(request)
 

@@ -93,7 +93,7 @@ def admin_save(live: LiveServer, held: Held, *, role_tools: list[str], member_ke
         "roles-0-tools": role_tools,
         "member_roles-TOTAL_FORMS": "1",
         "member_roles-INITIAL_FORMS": "1",
-        "member_roles-0-id": str(MemberRole.objects.get(tenant=held.tenant, user=held.user).pk),
+        "member_roles-0-id": str(MemberRole.objects.get(tenant=held.tenant, user_id=held.user.pk).pk),
         "member_roles-0-tenant": str(held.tenant.pk),
         "member_roles-0-user": str(held.user.pk),
         "member_roles-0-role": str(held.role.pk),
@@ -111,7 +111,7 @@ def test_a_roles_tools_changed_in_the_admin_take_effect_at_once(live: LiveServer
 
 def test_a_members_role_removed_in_the_admin_gives_back_every_tool_at_once(live: LiveServer, erin: Held) -> None:
     admin_save(live, erin, role_tools=["book_table"], member_keeps_role=False)
-    assert not MemberRole.objects.filter(user=erin.user).exists()
+    assert not MemberRole.objects.filter(user_id=erin.user.pk).exists()
     listed_within(live, erin, EVERY, seconds=2.0)
 
 
