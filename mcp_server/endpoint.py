@@ -255,7 +255,8 @@ class TenantEndpoint:
         if isinstance(verdict, InboundLadderRejection):
             await _write_rejection(_says_missing(verdict, request.headers), req.id, scope, receive, send)
             return
-        allowed = tools_allowed(scope)  # the caller's role: a tool outside it is unknown to every check
+        # The caller's role: a tool outside it is unknown to every check below.
+        allowed = tools_allowed(scope) if req.method == "tools/call" else None
         if self.tool_needs and req.method == "tools/call":
             granted = granted_scopes(scope)
             needed = scopes_missing(self.tool_needs, decoded, granted, allowed)
