@@ -137,3 +137,14 @@ def test_a_userless_token_with_tenants_write_is_refused(server: LiveServer, cast
         ]
     assert seen == [(401, {"detail": "Authentication credentials were not provided."})] * 5
     assert not Role.objects.filter(tenant__slug=slug).exists()
+
+
+def test_a_removed_members_role_goes_with_the_membership(ops: httpx2.Client, slug: str) -> None:
+    role = ops.post(f"/tenants/{slug}/roles/", json={"name": "bookers", "tools": ["book_table"]}).json()
+    assert ops.put(f"/tenants/{slug}/members/bob/role/", json={"role": role["id"]}).status_code == 200
+
+    assert ops.delete(f"/tenants/{slug}/members/bob/").status_code == 204
+    assert ops.get(f"/tenants/{slug}/roles/").json()[0]["holders"] == []
+    assert ops.post(f"/tenants/{slug}/members/", json={"username": "bob"}).status_code == 201
+    assert ops.get(f"/tenants/{slug}/roles/").json()[0]["holders"] == []  # back with no role: every tool
+    assert ops.delete(f"/tenants/{slug}/roles/{role['id']}/").status_code == 204  # held by nobody
