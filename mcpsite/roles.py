@@ -15,6 +15,7 @@ check (`mcp_server.endpoint`), so no answer tells a hidden tool from a name nobo
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -23,6 +24,8 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import Scope
 
 from mcpsite.auth import MemberToken
+
+logger = logging.getLogger(__name__)
 
 
 def tools_allowed(scope: Scope | None) -> frozenset[str] | None:
@@ -62,6 +65,8 @@ class OnlyTheRolesTools:
                 CallToolRequestParams.model_validate(ctx.params)
             except ValidationError:
                 return await call_next(ctx)  # malformed: the SDK refuses it as it would anyone's
+            # Said to the operator only (the caller is told nothing more than of an unknown name).
+            logger.info("tool %r is outside the caller's role; answered as an unknown tool", name)
             return unknown_tool(str(name))
         return _only(allowed, await call_next(ctx))
 
