@@ -110,3 +110,23 @@ def test_another_tenants_role_or_a_non_member_cannot_be_given(staff: httpx2.Clie
     assert MemberRole.objects.get(tenant=tenant).role == mine
     MemberRole.objects.filter(tenant=tenant).delete()
     theirs.delete()
+
+
+def test_a_role_a_member_holds_cannot_be_deleted_on_the_page(staff: httpx2.Client, cast: Cast, tenant: Tenant) -> None:
+    role = Role.objects.get(tenant=tenant)
+    services.member_role_set(tenant=tenant, user=cast.user("alice"), role=role)
+    held = MemberRole.objects.get(tenant=tenant)
+    refused = save(
+        staff,
+        tenant,
+        **{
+            "roles-0-DELETE": "on",
+            "member_roles-0-id": str(held.pk),
+            "member_roles-0-tenant": str(tenant.pk),
+            "member_roles-0-user": str(held.user_id),
+            "member_roles-0-role": str(role.pk),
+        },
+    )
+    assert refused.status_code == 200  # the page again, saying why
+    assert "would require deleting the following protected related objects" in refused.text
+    assert Role.objects.filter(pk=role.pk).exists() and MemberRole.objects.filter(pk=held.pk).exists()
