@@ -48,10 +48,9 @@ from mcpsite.toolcall_metrics import CountToolCalls
 from tools_app import sdk
 from tools_app.discovery import toolsets
 from tools_app.mcp_apps import HideAppsFromPlainClients, apps_extension
+from tools_app.rounds import RoundMiddleware
 from tools_app.tenant import TenantInfo
 from tools_app.toolsets import Toolset, is_rendered_once
-from tools_app.urlmode import UrlModeMiddleware, UrlModeToolset
-from tools_app.wirenames import WireNamesMiddleware
 
 logger = logging.getLogger(__name__)
 
@@ -100,16 +99,14 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         tasks.server = server
 
     # 3. The layers every message passes, in their one order (`layers`).
-    wire_names = WireNamesMiddleware()
+    rounds = RoundMiddleware()
     replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
-    url_mode = UrlModeMiddleware() if any(isinstance(t, UrlModeToolset) for t in served) else None
     hide_apps = HideAppsFromPlainClients() if apps is not None else None  # only where there is something to hide
     server.middleware[:] = layers(
         server,
         count_calls=toolcall_metrics.for_server(server),
-        wire_names=wire_names,
+        rounds=rounds,
         replay_guard=replay_guard,
-        url_mode=url_mode,
         hide_apps=hide_apps,
         member_roles=None if info.public else only_the_roles_tools,  # a public tenant's callers have no role
     )
@@ -118,7 +115,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     #    every handler is registered: they wait for the replay claim sent ahead of them.
     protocol_methods.install(server)
     for toolset in served:
-        toolset.install(server, wire_names)
+        toolset.install(server, rounds)
     replay_guard.guard_handlers(sdk.lowlevel_server(server))
 
     # 5. The HTTP side: the SDK's Streamable HTTP app (both generations; a private tenant's
@@ -162,9 +159,8 @@ def layers(
     server: MCPServer[Any],
     *,
     count_calls: CountToolCalls | None,
-    wire_names: WireNamesMiddleware,
+    rounds: RoundMiddleware,
     replay_guard: RefuseReplayedState,
-    url_mode: UrlModeMiddleware | None,
     hide_apps: HideAppsFromPlainClients | None,
     member_roles: OnlyTheRolesTools | None = None,
 ) -> list[ServerMiddleware[Any]]:
@@ -189,12 +185,12 @@ def layers(
         # A private tenant's member's role: a tool outside it is unlisted and answered as unknown
         # (inside the boundary, so a retry's state is judged as an unknown tool's would be).
         *([member_roles] if member_roles is not None else []),
-        # The public names of questions; ahead of the guard, so a refused retry keeps its state.
-        wire_names,
+        # Our round: public names of questions and URL-mode steps, in one typed layer of the state;
+        # ahead of the guard, so a retry it refuses keeps its state. A call that asks nothing
+        # passes with one lookup.
+        rounds,
         # A round's state is spent once (claimed in Redis, or in-process on the embedded default).
         replay_guard,
-        # URL-mode steps at the 2026-07-28 wire, for a tenant whose toolsets have them.
-        *([url_mode] if url_mode is not None else []),
         # No MCP Apps views, ui metadata or app-only tools for a client without the extension.
         *([hide_apps] if hide_apps is not None else []),
     ]

@@ -36,12 +36,11 @@ from mcp_types.methods import is_input_required
 from mcp_tasks import services
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.models import Task
+from tools_app.rounds import RoundMiddleware
+from tools_app.roundstate import wire_result
 from tools_app.tenant import TenantInfo
-from tools_app.urlmode import UrlModeMiddleware
-from tools_app.wirenames import WireNamesMiddleware
-from tools_app.wirestate import wire_result
 
-TOOL_LAYERS = (WireNamesMiddleware, UrlModeMiddleware)
+TOOL_LAYERS = (RoundMiddleware,)
 
 logger = logging.getLogger(__name__)
 
@@ -150,9 +149,9 @@ async def _run(task: Task) -> services.Outcome:
 
 
 def _through_tool_layers(server: MCPServer[Any], call_tool: CallNext) -> CallNext:
-    """`call_tool` wrapped in the server's middlewares that work on a tool call's questions (public
-    question names, URL-mode steps), in their order: the ones a request passes inside the
-    requestState boundary. The task's state is kept server-side, so nothing here is sealed."""
+    """`call_tool` wrapped in the server's layer that works on a tool call's questions (public
+    question names, URL-mode steps: `tools_app.rounds.RoundMiddleware`), the one a request passes
+    inside the requestState boundary. The task's state is kept server-side, so nothing here is sealed."""
     chain = call_tool
     for middleware in reversed([m for m in server.middleware if isinstance(m, TOOL_LAYERS)]):
         chain = functools.partial(middleware, call_next=chain)

@@ -19,7 +19,7 @@ from mcp_tasks.models import Task
 from mcpsite.models import Tenant
 from mcpsite.net import address_bucket
 from tools_app.principal import Principal
-from tools_app.urlmode.middleware import url_steps_of_state
+from tools_app.roundstate import url_steps_of_state
 
 logger = logging.getLogger(__name__)
 

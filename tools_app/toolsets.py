@@ -26,11 +26,12 @@ from pydantic import BaseModel
 
 from tools_app.exceptions import ToolsAppError
 from tools_app.mcp_apps import View
+from tools_app.rounds import RoundMiddleware
 from tools_app.sdk import sdk_tool
 from tools_app.sensitive import check_form_schema, check_resolvers
 from tools_app.tasking import TaskMode, TaskSupport, handing_over
 from tools_app.tenant import TenantInfo
-from tools_app.wirenames import WireNames, WireNamesMiddleware, wire_names
+from tools_app.wirenames import WireNames, wire_names
 
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound=BaseModel)
@@ -245,17 +246,17 @@ class Toolset:
             self._tools = [Tool.from_function(e.fn, **e.kwargs) for e in self._entries if e.kind == "tool"]
         return self._tools
 
-    def install(self, server: MCPServer[Any], names: WireNamesMiddleware) -> None:
-        """Serve its tools, prompts and resources on `server`, telling `names` (the server's
-        question-renaming layer) the public names of each one's questions."""
+    def install(self, server: MCPServer[Any], rounds: RoundMiddleware) -> None:
+        """Serve its tools, prompts and resources on `server`, telling `rounds` (the server's round
+        layer) the public names of each one's questions."""
         for entry in self._entries:
             if entry.kind == "tool":
                 if sdk_tool(server, entry.kwargs.get("name") or entry.fn.__name__) is None:  # not given built
                     server.add_tool(entry.fn, **entry.kwargs)
-                names.register("tools/call", entry.kwargs.get("name") or entry.fn.__name__, entry.names)
+                rounds.register("tools/call", entry.kwargs.get("name") or entry.fn.__name__, entry.names)
             elif entry.kind == "prompt":
                 server.prompt(**entry.kwargs)(entry.fn)
-                names.register("prompts/get", entry.kwargs["name"], entry.names)
+                rounds.register("prompts/get", entry.kwargs["name"], entry.names)
             else:
                 kwargs = dict(entry.kwargs)
                 server.resource(kwargs.pop("uri"), **kwargs)(entry.fn)

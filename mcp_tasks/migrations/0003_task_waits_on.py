@@ -3,7 +3,7 @@ a step's id as text). The tasks parked now get theirs from their state's structu
 
 from django.db import migrations, models
 
-from tools_app.urlmode.middleware import url_steps_of_state
+from tools_app.roundstate import url_steps_of_state
 
 
 def parked_tasks_wait_on_their_steps(apps, schema_editor):

@@ -1,7 +1,8 @@
 """A backlog of due deliveries to a receiver that answers at once is sent batch after batch
 within one beat tick, not one batch (four posts: the endpoint's in-flight cap) a tick: 100 due
-deliveries arrive within two 5-second intervals of the embedded beat (the first tick may be one
-interval away), where they took two minutes."""
+deliveries arrive within a few 5-second intervals of the embedded beat (the first tick may be one
+interval away, and a loaded machine may miss one), where one batch a tick took 25 ticks (two
+minutes)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def slow_beat(server_factory: Callable[..., LiveServer]) -> Iterator[LiveServer]
     server.stop()
 
 
-def test_a_backlog_of_100_to_a_healthy_receiver_arrives_within_two_beat_intervals(
+def test_a_backlog_of_100_to_a_healthy_receiver_arrives_within_three_beat_intervals(
     slow_beat: LiveServer, receiver_factory: Callable[..., Receiver], endpoint_factory: Callable[..., Endpoint]
 ) -> None:
     receiver = receiver_factory()
@@ -40,9 +41,12 @@ def test_a_backlog_of_100_to_a_healthy_receiver_arrives_within_two_beat_interval
         Delivery(endpoint=endpoint, event_type=EventType.APPROVAL_PENDING, payload={"n": n}) for n in range(BACKLOG)
     )
 
-    received = receiver.wait_for(BACKLOG, timeout=2 * SEND_EVERY_SECONDS + 2)  # the first tick may be 5 s away
+    # Three intervals: the first tick may be 5 s away and a loaded machine may run one late; one
+    # batch a tick would need 25.
+    bound = 3 * SEND_EVERY_SECONDS + 2
+    received = receiver.wait_for(BACKLOG, timeout=bound)
 
-    assert time.monotonic() - begun < 2 * SEND_EVERY_SECONDS + 2
+    assert time.monotonic() - begun < bound
     assert sorted(json.loads(r.body)["n"] for r in received) == list(range(BACKLOG))
     deadline = time.monotonic() + 2  # the last answers are recorded just after they arrive
     while Delivery.objects.filter(endpoint=endpoint, status=Delivery.Status.DELIVERED).count() < BACKLOG:

@@ -15,8 +15,8 @@ from approvals.models import Elicitation
 from mcp_tasks import services
 from mcp_tasks.models import Task
 from mcpsite.models import Tenant
-from tools_app.urlmode.middleware import url_steps_of_state
-from tools_app.wirestate import wrap_state
+from tests.round_state_v1 import wrap_state
+from tools_app.roundstate import RoundState, url_steps_of_state, wrap_round
 
 pytestmark = pytest.mark.django_db
 
@@ -58,12 +58,19 @@ def park(task: Task, state: str) -> None:
 
 
 def url_state(rows: dict[str, str], inner: str) -> str:
-    """A round's plaintext state as the middlewares leave it: the URL-mode layer inside another."""
+    """A round's plaintext state as the round layer leaves it: ours, with the rows, around the SDK's."""
+    return wrap_round(RoundState(v=2, names=["decision"], url=rows), inner)
+
+
+def url_state_v1(rows: dict[str, str], inner: str) -> str:
+    """The same as the two middlewares before issue 27 left it: the URL-mode layer inside another."""
     return wrap_state("mcpsite.names", {"keys": {}}, wrap_state("mcpsite.url", {"rows": rows}, inner))
 
 
 def test_the_steps_of_a_state_are_read_through_every_layer() -> None:
     assert url_steps_of_state(url_state({"decision": "el_a", "paid": "el_b"}, "sdk")) == ["el_a", "el_b"]
+    assert url_steps_of_state(wrap_round(RoundState(v=2, names=["region"]), "plain")) == []
+    assert url_steps_of_state(url_state_v1({"decision": "el_a", "paid": "el_b"}, "sdk")) == ["el_a", "el_b"]
     assert url_steps_of_state(wrap_state("mcpsite.names", {}, "plain")) == []
     assert url_steps_of_state("not json") == []
     assert url_steps_of_state(json.dumps({"s": json.dumps({"s": "x"})})) == []

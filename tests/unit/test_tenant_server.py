@@ -10,6 +10,7 @@ from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
 from mcpsite.logs import log_context_layer
 from mcpsite.toolcall_metrics import CountToolCalls
+from tools_app.rounds import RoundMiddleware
 from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
 from tools_app.tenant import TenantInfo
 
@@ -54,8 +55,8 @@ def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_o
 def test_every_layer_stands_in_its_one_order() -> None:
     """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
     call's log context, the calls counted, the sealed state noted outside the boundary, then a
-    private tenant's member roles, question names, the replay guard, URL-mode steps, and MCP Apps
-    hidden from clients without them."""
+    private tenant's member roles, our one round layer (question names and URL-mode steps), the
+    replay guard, and MCP Apps hidden from clients without them."""
     payments = TenantInfo(id=3, slug="pay", name="Pay", public=False, toolsets=("demo", "payments"), version="v1")
     server, _ = build_server(payments)
     assert [type(m).__name__ for m in server.middleware] == [
@@ -64,16 +65,29 @@ def test_every_layer_stands_in_its_one_order() -> None:
         "function",
         "RequestStateBoundary",
         "OnlyTheRolesTools",
-        "WireNamesMiddleware",
+        "RoundMiddleware",
         "RefuseReplayedState",
-        "UrlModeMiddleware",
         "HideAppsFromPlainClients",
     ]
     assert server.middleware[2] is remember_wire_state
-    plain, _ = build_server(INFO)
-    assert "UrlModeMiddleware" not in [type(m).__name__ for m in plain.middleware]
     public, _ = build_server(TenantInfo(id=4, slug="open", name="Open", public=True, toolsets=("demo",), version="v1"))
     assert "OnlyTheRolesTools" not in [type(m).__name__ for m in public.middleware]  # anonymous callers hold no role
+
+
+def test_url_mode_steps_are_carried_only_for_a_url_mode_toolsets_tools() -> None:
+    """One round layer on every tenant; it carries URL-mode steps for the tools of a
+    `UrlModeToolset` only, and knows nothing of a tool that asks nothing (it passes straight through)."""
+    payments = TenantInfo(
+        id=3, slug="pay", name="Pay", public=True, toolsets=("demo", "payments", "bench"), version="v1"
+    )
+    for info in (INFO, payments):
+        server, _ = build_server(info)
+        (rounds,) = [m for m in server.middleware if isinstance(m, RoundMiddleware)]
+        by_tool = {name: asking.url_steps for (method, name), asking in rounds.calls.items() if method == "tools/call"}
+        assert by_tool.get("book_table") is False  # the demo toolset's form questions
+        assert by_tool.get("pay_deposit") is (True if info is payments else None)
+    assert by_tool.get("greet") is False  # the bench toolset's form question
+    assert "echo" not in by_tool  # asks nothing
 
 
 def test_building_a_server_renders_form_questions_once_per_schema() -> None:

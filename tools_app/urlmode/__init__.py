@@ -15,19 +15,20 @@ own machinery and is translated at its public seams (see README, "URL-mode elici
   `UrlElicitationRequiredError` (-32042); ``notifications/elicitation/complete`` follows from
   whichever process holds the session (the store's `notify_session_on_end`).
 - 2026-07-28: a pending step is returned to the SDK as a private `Elicit` subclass, so it is
-  batched and carried in requestState exactly like the tool's form questions; `UrlModeMiddleware`
-  (inside the requestState boundary, installed by `UrlModeToolset`) swaps its rendering for a
-  URL-mode request on the way out, records the row id in the state, and takes the client's
-  URL-mode answer out again on the way in. A retry whose row is still pending is held open up to
+  batched and carried in requestState exactly like the tool's form questions, and is left in the
+  call's round under the SDK wire key of the resolver that asked; the framework's round layer
+  (`tools_app.rounds.RoundMiddleware`, inside the requestState boundary, told of the tools of a
+  `UrlModeToolset`) swaps the request under that key for a URL-mode request on the way out,
+  records the row id in the state under the same key, and takes the client's URL-mode answer out
+  again on the way in. A retry whose row is still pending is held open up to
   the store's `hold_seconds()` (``APPROVALS["HOLD_SECONDS"]``) and otherwise answered with the
   request state alone.
 
 The package: `steps` (what authors return and receive), `store` (the port to the rows),
-`fulfil` (`url_step` and each generation's fulfilment), `middleware` (the 2026-07-28 wire).
+`fulfil` (`url_step` and each generation's fulfilment), `toolset` (`UrlModeToolset`).
 """
 
 from tools_app.urlmode.fulfil import arguments_digest, url_step
-from tools_app.urlmode.middleware import UrlModeMiddleware, UrlModeToolset
 from tools_app.urlmode.steps import (
     Approval,
     Cancelled,
@@ -45,6 +46,7 @@ from tools_app.urlmode.store import (
     StepState,
     UrlStepStore,
 )
+from tools_app.urlmode.toolset import UrlModeToolset
 
 __all__ = [
     "Approval",
@@ -57,7 +59,6 @@ __all__ = [
     "PendingStep",
     "StepRefused",
     "StepState",
-    "UrlModeMiddleware",
     "UrlModeToolset",
     "UrlOutcome",
     "UrlStep",

@@ -2,9 +2,10 @@
 the step's row through the registered `UrlStepStore`, then
 
 - 2025-11-25: asks over the back-channel and waits in-call (`_fulfil_back_channel`);
-- 2026-07-28: returns the pending step to the SDK as a private `Elicit` subclass (`_UrlAsk`), which
-  `UrlModeMiddleware` (`tools_app.urlmode.middleware`) renders as a URL-mode request and carries
-  in requestState; a retry whose row is still pending is held open up to the store's
+- 2026-07-28: records the pending step in the call's `tools_app.rounds.Round` under the SDK wire key
+  of the resolver that asked, and returns the SDK a private `Elicit` subclass (`_UrlAsk`) as its
+  placeholder, which `RoundMiddleware` finds under that key, renders as a URL-mode request and
+  carries in requestState; a retry whose row is still pending is held open up to the store's
   `hold_seconds()`.
 """
 
@@ -14,8 +15,6 @@ import hashlib
 import inspect
 import json
 from collections.abc import Callable
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -38,13 +37,11 @@ from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict
 
 from tools_app.principal import Principal
+from tools_app.rounds import INPUT_REQUIRED_VERSION, UrlAsk, current_round
 from tools_app.sdk import sdk_tool
 from tools_app.toolsets import CONTEXT_PARAMETER, present_as, resolved_parameters, tenant_of
 from tools_app.urlmode.steps import UrlOutcome, UrlStep
 from tools_app.urlmode.store import PendingStep, StepRefused, StepState, UrlStepStore
-
-INPUT_REQUIRED_VERSION = "2026-07-28"
-
 
 # --- the resolver decorator ---------------------------------------------------------------
 
@@ -66,7 +63,7 @@ def url_step(fn: Callable[..., Any]) -> Callable[..., Any]:
             result = await result
         if not isinstance(result, UrlStep):
             return result
-        return await _fulfil(result, ctx)
+        return await _fulfil(result, ctx, asker=resolver)
 
     return present_as(resolver, fn, parameters)
 
@@ -85,26 +82,6 @@ class _UrlAsk(SdkElicit[_UrlOpened]):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, _UrlOpened)
-
-
-@dataclass
-class _Ask:
-    elicitation_id: str
-    message: str
-    url: str
-    shown: bool
-
-
-@dataclass
-class Round:
-    """This 2026-07-28 round: rows the client was already shown (-> its answer this round, if
-    any) and the steps resolvers asked (keyed by the placeholder question's message)."""
-
-    shown: dict[str, str | None] = field(default_factory=dict)
-    asks: dict[str, _Ask] = field(default_factory=dict)
-
-
-current_round: ContextVar[Round | None] = ContextVar("mcpsite_url_round", default=None)
 
 
 def _uses_input_required(ctx: Context[Any, Any]) -> bool:
@@ -177,7 +154,7 @@ def _require_url_elicitation(ctx: Context[Any, Any], *, tool: str, modern: bool)
     )
 
 
-async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
+async def _fulfil(step: UrlStep, ctx: Context[Any, Any], *, asker: Callable[..., Any]) -> Any:
     modern = _uses_input_required(ctx)
     round_ = current_round.get()
     if modern and round_ is None:
@@ -213,11 +190,8 @@ async def _fulfil(step: UrlStep, ctx: Context[Any, Any]) -> Any:
             state = await store.wait_for_end(state, store.hold_seconds())
         if not isinstance(state, PendingStep):
             return state
-    placeholder = f"{state.message} [{state.elicitation_id}]"
-    round_.asks[placeholder] = _Ask(
-        elicitation_id=state.elicitation_id, message=state.message, url=state.url, shown=shown
-    )
-    return _UrlAsk(placeholder)
+    round_.ask(asker, UrlAsk(elicitation_id=state.elicitation_id, message=state.message, url=state.url, shown=shown))
+    return _UrlAsk(state.message)
 
 
 def _ended(state: StepState) -> UrlOutcome:
