@@ -47,6 +47,11 @@ async def _on_token_changed(event: broadcast.Event) -> None:
     tokens.evict(str(event.get("checksum", "")))
 
 
+async def _on_members_changed(event: broadcast.Event) -> None:
+    # Their roles changed: their tokens are read again, roles included, on their next call.
+    tokens.evict_subjects(frozenset(str(subject) for subject in event.get("subjects", ())))
+
+
 # Every broadcast event this process handles, and who handles it: the one table.
 HANDLERS: dict[str, broadcast.Handler] = {
     # A URL-mode step ended: wake the rounds and runs waiting on it in this process.
@@ -54,6 +59,7 @@ HANDLERS: dict[str, broadcast.Handler] = {
     "keyring.changed": _on_keyring_changed,
     "tenants.changed": _on_tenants_changed,
     "token.changed": _on_token_changed,
+    "members.changed": _on_members_changed,
 }
 
 

@@ -41,6 +41,7 @@ from mcp_tasks.extension import TasksExtension
 from mcpsite import logs, protocol_methods, toolcall_metrics
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
+from mcpsite.roles import OnlyTheRolesTools, only_the_roles_tools
 from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
 from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
 from mcpsite.toolcall_metrics import CountToolCalls
@@ -107,6 +108,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         rounds=rounds,
         replay_guard=replay_guard,
         hide_apps=hide_apps,
+        member_roles=None if info.public else only_the_roles_tools,  # a public tenant's callers have no role
     )
 
     # 4. What the tenant serves: the spec methods no toolset provides, then its toolsets. Last, once
@@ -160,6 +162,7 @@ def layers(
     rounds: RoundMiddleware,
     replay_guard: RefuseReplayedState,
     hide_apps: HideAppsFromPlainClients | None,
+    member_roles: OnlyTheRolesTools | None = None,
 ) -> list[ServerMiddleware[Any]]:
     """Every layer a message passes, outermost first: ours around the SDK's, written once.
 
@@ -179,6 +182,9 @@ def layers(
         *([spans] if settings.MCPSITE["OTEL_SPANS"] else []),
         # The SDK's requestState boundary: the layers below read and write the plaintext state.
         boundary,
+        # A private tenant's member's role: a tool outside it is unlisted and answered as unknown
+        # (inside the boundary, so a retry's state is judged as an unknown tool's would be).
+        *([member_roles] if member_roles is not None else []),
         # Our round: public names of questions and URL-mode steps, in one typed layer of the state;
         # ahead of the guard, so a retry it refuses keeps its state. A call that asks nothing
         # passes with one lookup.

@@ -71,6 +71,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server import quotas
 from mcpsite.auth import BearerChallenge, granted_scopes, insufficient_scope
+from mcpsite.roles import outside_role, tools_allowed
 from mcpsite.scopes import scopes_missing
 from tools_app import sdk
 from tools_app.sdk import (
@@ -254,15 +255,17 @@ class TenantEndpoint:
         if isinstance(verdict, InboundLadderRejection):
             await _write_rejection(_says_missing(verdict, request.headers), req.id, scope, receive, send)
             return
+        # The caller's role: a tool outside it is unknown to every check below.
+        allowed = tools_allowed(scope) if req.method == "tools/call" else None
         if self.tool_needs and req.method == "tools/call":
             granted = granted_scopes(scope)
-            needed = scopes_missing(self.tool_needs, decoded, granted)
+            needed = scopes_missing(self.tool_needs, decoded, granted, allowed)
             if needed is not None:
                 await insufficient_scope(send, needed=needed, granted=granted, resource_metadata_url=self.metadata_url)
                 return
         app: Server[Any] = self.manager.app
         lifespan_state = sdk.lifespan_state(self.manager)  # what the tenant's lifespan yielded (its TenantInfo)
-        if self._declares_param_headers(app, req):
+        if self._declares_param_headers(app, req) and not outside_role(allowed, (req.params or {}).get("name")):
             param_rejection = await _mcp_param_rejection(app, request, req, verdict, lifespan_state)
             if param_rejection is not None:
                 await _write_rejection(param_rejection, req.id, scope, receive, send)

@@ -59,6 +59,7 @@ from mcp_server import quotas
 from mcp_server.exceptions import McpServerError
 from mcpsite.auth import granted_scopes, insufficient_scope
 from mcpsite.net import address_bucket
+from mcpsite.roles import tools_allowed
 from mcpsite.scopes import scopes_missing
 from tools_app import sdk
 
@@ -139,7 +140,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
                 # The body names the tool before the SDK dispatches it: refuse a call the token's
                 # scopes do not cover, as the 2026-07-28 entry does.
                 granted = granted_scopes(scope)
-                needed = scopes_missing(self.tool_needs, _decoded(body), granted)
+                needed = scopes_missing(self.tool_needs, _decoded(body), granted, tools_allowed(scope))
                 if needed is not None:
                     await insufficient_scope(
                         send, needed=needed, granted=granted, resource_metadata_url=self.resource_metadata_url

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -14,8 +16,8 @@ from django.utils.html import format_html
 from mcpsite.actors import Actor, Via
 from mcpsite.admin_access import NoDeleting, NoEditing, ViewOnly
 from mcpsite.keyring import rotation
-from mcpsite.models import KeyRingEvent, ProcessHeartbeat, RequestStateKey, Tenant
-from mcpsite.tenancy import toolset_choices
+from mcpsite.models import KeyRingEvent, MemberRole, ProcessHeartbeat, RequestStateKey, Role, Tenant
+from mcpsite.tenancy import tool_choices, toolset_choices
 
 
 class TenantForm(forms.ModelForm):
@@ -26,14 +28,59 @@ class TenantForm(forms.ModelForm):
         fields = ["slug", "name", "enabled", "public", "toolsets", "call_quota", "call_quota_per_person", "members"]
 
 
+class RoleForm(forms.ModelForm):
+    tools = forms.MultipleChoiceField(choices=tool_choices, required=False)
+    toolsets = forms.MultipleChoiceField(choices=toolset_choices, required=False, widget=forms.CheckboxSelectMultiple)
+
+    class Meta:
+        model = Role
+        fields = ["name", "toolsets", "tools"]
+
+
+class RoleInline(admin.StackedInline):
+    """The tenant's roles: what each may call (checked against the tenant's toolsets when saved)."""
+
+    model = Role
+    form = RoleForm
+    extra = 0
+
+
+class MemberRoleInline(admin.TabularInline):
+    """Which role a member holds (none: every tool). Members and roles added here appear once saved."""
+
+    model = MemberRole
+    fields = ["user", "role"]
+    extra = 0
+    verbose_name = "member's role"
+    verbose_name_plural = "members' roles (a member without one may call every tool)"
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        kwargs["formfield_callback"] = partial(self._field_for, request=request, tenant=obj)
+        return super().get_formset(request, obj, **kwargs)
+
+    def _field_for(self, db_field: Any, *, request: HttpRequest, tenant: Tenant | None, **kwargs: Any) -> Any:
+        # Only this tenant's members and roles are offered (`MemberRole.clean` checks the same).
+        if db_field.name == "user":
+            kwargs["queryset"] = tenant.members.order_by("username") if tenant else get_user_model().objects.none()
+        elif db_field.name == "role":
+            kwargs["queryset"] = tenant.roles.all() if tenant else Role.objects.none()
+        return self.formfield_for_dbfield(db_field, request, **kwargs)
+
+
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
     form = TenantForm
+    inlines = [RoleInline, MemberRoleInline]
     list_display = ["slug", "name", "enabled", "public", "toolset_list", "endpoint"]
     list_filter = ["enabled", "public"]
     search_fields = ["slug", "name"]
     filter_horizontal = ["members"]
     readonly_fields = ["created_at", "updated_at"]
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        # A member removed in the same save loses the role a form of this page may have kept.
+        MemberRole.objects.filter(tenant=form.instance).of_former_members().delete()
 
     @admin.display(description="toolsets")
     def toolset_list(self, tenant: Tenant) -> str:

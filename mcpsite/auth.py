@@ -9,6 +9,9 @@ A tenant accepts a token only when it names the tenant's resource and its user i
 member of the tenant. The cached entry carries the ids of the tenants its user is a member of,
 so that check costs no query either; removing a member or deactivating a user revokes the
 tokens (`services.token_revoke_for_member`), which evicts them through the same broadcast.
+It carries the member's roles the same way (tenant id -> the tools a restricted role may call,
+`mcpsite.roles`); a role changed evicts its holders' entries (``members.changed``), and a lost
+broadcast is bounded by the same ``TOKEN_CACHE_SECONDS``.
 
 Both MCP entries refuse a request with the same challenge, `BearerChallenge`.
 """
@@ -19,7 +22,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +57,16 @@ class VerifiedToken:
     cached_until: float
     # The tenants whose endpoint may accept it: those its (active) user is a member of.
     tenant_ids: frozenset[int] = frozenset()
+    # Tenant id -> every tool the user's role there may call; a tenant not named: every tool.
+    roles: Mapping[int, frozenset[str]] = field(default_factory=dict)
+
+
+class MemberToken(AccessToken):
+    """The SDK's `AccessToken`, with what the member's role at this tenant lets them call: read by
+    `mcpsite.roles` off the request's authenticated user, so a role costs no lookup per call."""
+
+    tools: frozenset[str] | None = None
+    """The tool names the member may call here; None: every tool the tenant serves."""
 
 
 @dataclass
@@ -127,6 +140,15 @@ class TokenCache:
         if pending is not None:
             pending.overtaken = True
 
+    def evict_subjects(self, subjects: Collection[str]) -> None:
+        """Forget every entry of these users (their role changed): a scan, as rare as role changes.
+        A load in flight may have read the old role: it is read again."""
+        for checksum, entry in list(self._entries.items()):
+            if entry.subject in subjects:
+                del self._entries[checksum]
+        for pending in self._loading.values():
+            pending.overtaken = True
+
     def clear(self) -> None:
         self._entries.clear()
 
@@ -135,7 +157,7 @@ tokens = TokenCache()
 
 
 def _load(checksum: str) -> VerifiedToken | None:
-    from mcpsite.models import Tenant
+    from mcpsite.models import MemberRole, Tenant
 
     stored = (
         StoredToken.objects.select_related("application", "user")
@@ -157,6 +179,7 @@ def _load(checksum: str) -> VerifiedToken | None:
         expires_at=int(stored.expires.timestamp()),
         cached_until=time.monotonic() + mcpsite_settings()["TOKEN_CACHE_SECONDS"],
         tenant_ids=frozenset(Tenant.objects.of_member(stored.user_id).values_list("pk", flat=True)),
+        roles={held.tenant_id: held.role.allowed_tools() for held in MemberRole.objects.held_by(stored.user_id)},
     )
 
 
@@ -201,7 +224,7 @@ class TenantTokenVerifier:
         built = self._built.get(checksum)
         if built is not None and built[0] is entry:
             return built[1]
-        access = AccessToken(
+        access = MemberToken(
             token=token,
             client_id=entry.client_id,
             scopes=list(entry.scopes),
@@ -209,6 +232,7 @@ class TenantTokenVerifier:
             resource=self.resource_url,
             subject=entry.subject,
             claims={"iss": self.issuer},
+            tools=entry.roles.get(self.tenant_id),
         )
         if len(self._built) > 100_000:  # bounded like `tokens`
             self._built.clear()

@@ -3,13 +3,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from mcpsite.actors import ActedBy
-from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
+from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url, tools_of, toolsets_known
 from tools_app.tenant import tenant_audience
 
 
@@ -74,6 +75,101 @@ class Tenant(models.Model):
     def audience(self) -> str:
         """The tenant's MCP server name, which is also its requestState audience."""
         return tenant_audience(self.slug)
+
+
+class Role(models.Model):
+    """What a member of a tenant may call: the tools it names and every tool of the toolsets it
+    names. A member holding no role (no `MemberRole` row) may call every tool the tenant serves.
+
+    A tool outside a member's role is not listed to them and a call of it is answered as an unknown
+    tool is (`mcpsite.roles`), so a member cannot probe for what they were not given.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="roles")
+    name = models.CharField(max_length=100)
+    tools = models.JSONField(
+        default=list, blank=True, help_text="Names of tools the role may call (of the tenant's toolsets)."
+    )
+    toolsets = models.JSONField(
+        default=list, blank=True, help_text="Names of the tenant's toolsets whose every tool the role may call."
+    )
+
+    class Meta:
+        ordering = ["tenant", "name"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="one_role_name_per_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}: {self.name}"
+
+    def clean(self) -> None:
+        """Names only what the tenant serves: its toolsets, and tools of its toolsets."""
+        errors: dict[str, str] = {}
+        for field in ("tools", "toolsets"):
+            value = getattr(self, field)
+            if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+                errors[field] = "A list of names."
+        if not errors and self.tenant_id is not None:
+            served = [name for name in self.tenant.toolsets if name in toolsets_known()]
+            unknown = sorted(set(self.toolsets) - set(served))
+            if unknown:
+                errors["toolsets"] = f"Not served by {self.tenant.slug}: {', '.join(unknown)}."
+            unknown = sorted(set(self.tools) - tools_of(served))
+            if unknown:
+                errors["tools"] = f"No toolset of {self.tenant.slug} has: {', '.join(unknown)}."
+        if errors:
+            raise ValidationError(errors)
+        self.tools = list(dict.fromkeys(self.tools))
+        self.toolsets = list(dict.fromkeys(self.toolsets))
+
+    def allowed_tools(self) -> frozenset[str]:
+        """Every tool name the role may call (a tool its toolset no longer has is simply not served)."""
+        return frozenset(self.tools) | tools_of(self.toolsets)
+
+
+class MemberRoleQuerySet(models.QuerySet["MemberRole"]):
+    def held_by(self, user_id: int) -> MemberRoleQuerySet:
+        return self.filter(user_id=user_id).select_related("role")
+
+    def of_former_members(self) -> MemberRoleQuerySet:
+        """Rows whose user is no longer a member of the row's tenant (their role went with them)."""
+        membership = Tenant.members.through.objects.filter(tenant_id=OuterRef("tenant_id"), user_id=OuterRef("user_id"))
+        return self.exclude(Exists(membership))
+
+
+class MemberRole(models.Model):
+    """The role a member holds at a tenant; without a row, a member may call every tool.
+
+    The role must be the tenant's and the user its member: checked by `clean` and the services
+    (`mcpsite.services.member_role_set`); a removed member's row goes with the membership
+    (`mcpsite.signals.membership_changed`). A role held by anyone cannot be deleted (RESTRICT):
+    its members would silently regain every tool.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="member_roles")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tenant_roles")
+    role = models.ForeignKey(Role, on_delete=models.RESTRICT, related_name="holders")
+
+    objects = MemberRoleQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["tenant", "user"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="one_role_per_member")]
+
+    def __str__(self) -> str:
+        return f"{self.user} at {self.tenant}: {self.role.name}"
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        if self.tenant_id is not None and self.role_id is not None and self.role.tenant_id != self.tenant_id:
+            errors["role"] = f"{self.role.name!r} is not a role of {self.tenant.slug}."
+        if (
+            self.tenant_id is not None
+            and self.user_id is not None
+            and not self.tenant.members.filter(pk=self.user_id).exists()
+        ):
+            errors["user"] = f"{self.user} is not a member of {self.tenant.slug}."
+        if errors:
+            raise ValidationError(errors)
 
 
 class RequestStateKey(models.Model):

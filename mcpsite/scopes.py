@@ -84,10 +84,16 @@ def tool_needs(toolset_names: Iterable[str]) -> dict[str, tuple[str, ...]]:
     return {tool: (MCP_SCOPE, *sorted(scopes)) for tool, scopes in needs.items()}
 
 
-def scopes_missing(needs: Mapping[str, tuple[str, ...]], body: Any, granted: Sequence[str]) -> tuple[str, ...] | None:
+def scopes_missing(
+    needs: Mapping[str, tuple[str, ...]],
+    body: Any,
+    granted: Sequence[str],
+    allowed: frozenset[str] | None = None,
+) -> tuple[str, ...] | None:
     """Every scope the ``tools/call`` requests in `body` (one JSON-RPC message, or a batch: the
     union) need, when `granted` lacks any of them; None when nothing is missing (or nothing in
-    the body is a tool call: the SDK answers whatever it is)."""
+    the body is a tool call: the SDK answers whatever it is). A tool outside the caller's role
+    (`allowed`, `mcpsite.roles`) needs nothing, as an unknown tool does: it is answered as one."""
     messages = body if isinstance(body, list) else [body]
     needed: list[str] = []
     for message in messages:
@@ -95,7 +101,7 @@ def scopes_missing(needs: Mapping[str, tuple[str, ...]], body: Any, granted: Seq
             continue
         params = message.get("params")
         name = params.get("name") if isinstance(params, dict) else None
-        scopes = needs.get(name) if isinstance(name, str) else None
+        scopes = needs.get(name) if isinstance(name, str) and (allowed is None or name in allowed) else None
         if scopes is not None:
             needed.extend(scope for scope in scopes if scope not in needed)
     if any(scope not in granted for scope in needed):

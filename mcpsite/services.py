@@ -14,14 +14,14 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, RestrictedError
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, Grant, IDToken, RefreshToken
 from oauth2_provider.settings import oauth2_settings
 
 from mcpsite.conf import mcpsite_settings
 from mcpsite.exceptions import McpsiteError
-from mcpsite.models import Tenant
+from mcpsite.models import MemberRole, Role, Tenant
 from mcpsite.scopes import tenant_scopes
 from mcpsite.tenancy import toolsets_known
 
@@ -175,6 +175,78 @@ def tenant_member_remove(*, tenant: Tenant, user: AbstractBaseUser) -> None:
     """Through the relation, so ``m2m_changed`` revokes the member's tokens for the tenant
     (`token_revoke_for_member`) and every process stops trusting them."""
     tenant.members.remove(user.pk)
+
+
+# --- member roles (the admin and the operator API) -------------------------------------------
+
+
+def _checked(row: Role | MemberRole) -> None:
+    try:
+        row.full_clean(validate_constraints=False)  # the unique constraints: the callers' checks say which
+    except ValidationError as invalid:
+        raise TenantRefused("; ".join(f"{k}: {' '.join(v)}" for k, v in invalid.message_dict.items())) from None
+
+
+@transaction.atomic
+def role_create(*, tenant: Tenant, name: str, tools: list[str], toolsets: list[str]) -> Role:
+    """A role at `tenant` naming tools and toolsets it serves."""
+    if Role.objects.filter(tenant=tenant, name=name).exists():
+        raise TenantRefused(f"{tenant.slug} has a role {name!r} already.")
+    role = Role(tenant=tenant, name=name, tools=tools, toolsets=toolsets)
+    _checked(role)
+    role.save()
+    return role
+
+
+@transaction.atomic
+def role_update(
+    *, role: Role, name: str | None = None, tools: list[str] | None = None, toolsets: list[str] | None = None
+) -> Role:
+    """Rename a role or replace what it may call; its holders' next calls see the change in every
+    process (their cached tokens are forgotten: `mcpsite.signals.role_changed`)."""
+    role = Role.objects.select_for_update().select_related("tenant").get(pk=role.pk)
+    if name is not None and name != role.name:
+        if Role.objects.filter(tenant_id=role.tenant_id, name=name).exists():
+            raise TenantRefused(f"{role.tenant.slug} has a role {name!r} already.")
+        role.name = name
+    if tools is not None:
+        role.tools = tools
+    if toolsets is not None:
+        role.toolsets = toolsets
+    _checked(role)
+    role.save()
+    return role
+
+
+@transaction.atomic
+def role_delete(*, role: Role) -> None:
+    """Delete a role nobody holds: a held one is refused, its holders would silently regain every tool."""
+    holders = MemberRole.objects.filter(role=role).count()
+    if holders:
+        raise TenantRefused(
+            f"The role {role.name!r} is held by {holders} member(s): give them another role (or none) first."
+        )
+    try:
+        role.delete()
+    except RestrictedError:  # given to someone since the count: the same refusal
+        raise TenantRefused(f"The role {role.name!r} is held by a member: give them another role first.") from None
+
+
+@transaction.atomic
+def member_role_set(*, tenant: Tenant, user: AbstractBaseUser, role: Role | None) -> MemberRole | None:
+    """Give a member of `tenant` one of its roles, or none (None: every tool again). Their next call
+    in every process sees it (`mcpsite.signals.member_role_changed`)."""
+    if not tenant.members.filter(pk=user.pk).exists():
+        raise TenantMembershipRequired(tenant=tenant, user=user)
+    if role is None:
+        MemberRole.objects.filter(tenant=tenant, user_id=user.pk).delete()
+        return None
+    held = MemberRole.objects.select_for_update().filter(tenant=tenant, user_id=user.pk).first()
+    held = held or MemberRole(tenant=tenant, user_id=user.pk)
+    held.role = role
+    _checked(held)
+    held.save()
+    return held
 
 
 def dcr_clients_purge(*, now: datetime | None = None) -> int:

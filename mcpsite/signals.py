@@ -7,13 +7,13 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.dispatch import Signal, receiver
 from oauth2_provider.models import AccessToken
 
 from mcpsite import services
 from mcpsite.broadcast import publish_on_commit
-from mcpsite.models import RequestStateKey, Tenant
+from mcpsite.models import MemberRole, RequestStateKey, Role, Tenant
 
 # A key-ring step (a key added, promoted, retired) was taken. Arguments: ``event`` (the
 # KeyRingEvent audit row). Sent inside the step's transaction, like `approvals.signals`: a
@@ -57,6 +57,34 @@ def membership_changed(instance: Any, action: str, reverse: bool, pk_set: set[in
         return
     for user_id, tenant in pairs:
         services.token_revoke_for_member(user_id=user_id, tenant=tenant)
+        # Their role went with the membership: a member added again starts with none.
+        MemberRole.objects.filter(tenant=tenant, user_id=user_id).delete()
+
+
+def _members_changed(user_ids: set[int]) -> None:
+    """Every process forgets these users' cached tokens, so their next call reads their roles again
+    (a lost event: within TOKEN_CACHE_SECONDS, the cache's own bound)."""
+    if user_ids:
+        publish_on_commit({"type": "members.changed", "subjects": sorted(str(user_id) for user_id in user_ids)})
+
+
+@receiver([post_save, post_delete], sender=Role)
+def role_changed(instance: Role, **_: Any) -> None:
+    _members_changed(set(MemberRole.objects.filter(role_id=instance.pk).values_list("user_id", flat=True)))
+
+
+@receiver(pre_save, sender=MemberRole)
+def member_role_moving(instance: MemberRole, **_: Any) -> None:
+    # A row moved to another user (the admin allows it) changes the role of the user it leaves too.
+    if instance.pk is not None:
+        before = MemberRole.objects.filter(pk=instance.pk).values_list("user_id", flat=True).first()
+        if before is not None and before != instance.user_id:
+            _members_changed({before})
+
+
+@receiver([post_save, post_delete], sender=MemberRole)
+def member_role_changed(instance: MemberRole, **_: Any) -> None:
+    _members_changed({instance.user_id})
 
 
 @receiver(post_save, sender=get_user_model())

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from django.conf import settings
 
@@ -42,3 +42,14 @@ def toolset_choices() -> list[tuple[str, str]]:
     return [
         (name, f"{name}: {ts.description}" if ts.description else name) for name, ts in sorted(toolsets_known().items())
     ]
+
+
+def tools_of(toolset_names: Iterable[str]) -> frozenset[str]:
+    """Every tool name of these toolsets (an unknown toolset has none)."""
+    known = toolsets_known()
+    return frozenset(tool for name in toolset_names if name in known for tool in known[name].tool_names())
+
+
+def tool_choices() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every tool, grouped by its toolset (a role's tools in the admin)."""
+    return [(name, [(tool, tool) for tool in ts.tool_names()]) for name, ts in sorted(toolsets_known().items())]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from oauth2_provider.contrib.rest_framework import TokenHasScope
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import MethodNotAllowed, PermissionDenied
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
@@ -28,7 +28,10 @@ class InsufficientScope(OperatorApiError, PermissionDenied):
 def rule_of(view: Any) -> tuple[str, str]:
     rules: dict[str, tuple[str, str]] = view.operator_rules
     action = getattr(view, "action", None) or view.request.method.lower()
-    return rules[action]
+    rule = rules.get(action)
+    if rule is None:  # a method the endpoint does not take (PUT of a tenant, GET of a member's role)
+        raise MethodNotAllowed(view.request.method)
+    return rule
 
 
 class OperatorScope(TokenHasScope):

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from approvals.models import Elicitation, ElicitationEvent, WebhookDelivery
 from mcp_tasks.models import Task
 from mcpsite.keyring import rotation
-from mcpsite.models import RequestStateKey, Tenant
+from mcpsite.models import RequestStateKey, Role, Tenant
 
 
 class DeliverySerializer(serializers.ModelSerializer[WebhookDelivery]):
@@ -137,6 +137,40 @@ class TenantUpdateSerializer(serializers.Serializer[Any]):
 
 class MemberSerializer(serializers.Serializer[Any]):
     username = serializers.CharField(max_length=150)
+
+
+class RoleSerializer(serializers.ModelSerializer[Role]):
+    holders = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Role
+        fields = ["id", "name", "tools", "toolsets", "holders"]
+
+    def get_holders(self, role: Role) -> list[str]:
+        """The usernames of the members holding it."""
+        return sorted(held.user.get_username() for held in role.holders.all())
+
+
+class RoleWriteSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=100)
+    tools = serializers.ListField(
+        child=serializers.CharField(max_length=200), max_length=500, default=list, help_text="Tool names it may call."
+    )
+    toolsets = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        max_length=500,
+        default=list,
+        help_text="Toolsets (of the tenant's) whose every tool it may call.",
+    )
+
+
+class MemberRoleSerializer(serializers.Serializer[Any]):
+    role = serializers.IntegerField(allow_null=True, help_text="One of the tenant's role ids; null: every tool.")
+
+
+class MemberRoleAnswerSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    role = serializers.IntegerField(allow_null=True)
 
 
 class TaskSerializer(serializers.ModelSerializer[Task]):

@@ -15,6 +15,12 @@ def csrf(page: httpx2.Response) -> str:
     return match.group(1)
 
 
+def management_forms(page: httpx2.Response) -> dict[str, str]:
+    """The management fields of every inline formset on an admin page (``roles-TOTAL_FORMS``, ...),
+    as a browser sends them back with the form."""
+    return dict(re.findall(r'name="([\w-]+-(?:TOTAL|INITIAL|MIN_NUM|MAX_NUM)_FORMS)"[^>]*value="(\d*)"', page.text))
+
+
 def signed_in(live: LiveServer, username: str, password: str) -> httpx2.Client:
     http = httpx2.Client(base_url=live.url, headers={"Referer": f"{live.url}/"}, timeout=10)
     form = http.get("/accounts/login/")

@@ -8,7 +8,7 @@ import uuid
 
 from mcpsite.models import Tenant
 from tests.conftest import Cast, LiveServer
-from tests.http import csrf, signed_in
+from tests.http import csrf, management_forms, signed_in
 from tests.mcp.clients import modern_post
 
 
@@ -24,6 +24,7 @@ def test_a_per_person_quota_saved_in_the_admin_refuses_the_next_call(live: LiveS
         f"/admin/mcpsite/tenant/{tenant.pk}/change/",
         data={
             "csrfmiddlewaretoken": csrf(page),
+            **management_forms(page),  # the roles inlines' (none)
             "slug": tenant.slug,
             "name": tenant.name,
             "enabled": "on",

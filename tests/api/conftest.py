@@ -40,6 +40,11 @@ OPS_PERMISSIONS = [
     "mcpsite.view_tenant",
     "mcpsite.add_tenant",
     "mcpsite.change_tenant",
+    "mcpsite.view_role",
+    "mcpsite.add_role",
+    "mcpsite.change_role",
+    "mcpsite.delete_role",
+    "mcpsite.change_memberrole",
     "mcp_tasks.view_task",
     "mcp_tasks.cancel_task",
 ]

@@ -32,6 +32,11 @@ ENDPOINTS = [
     ("GET", "/tenants/demo/members/", "tenants:write", "mcpsite.view_tenant"),
     ("POST", "/tenants/demo/members/", "tenants:write", "mcpsite.change_tenant"),
     ("DELETE", "/tenants/demo/members/alice/", "tenants:write", "mcpsite.change_tenant"),
+    ("GET", "/tenants/demo/roles/", "tenants:write", "mcpsite.view_role"),
+    ("POST", "/tenants/demo/roles/", "tenants:write", "mcpsite.add_role"),
+    ("PATCH", "/tenants/demo/roles/0/", "tenants:write", "mcpsite.change_role"),
+    ("DELETE", "/tenants/demo/roles/0/", "tenants:write", "mcpsite.delete_role"),
+    ("PUT", "/tenants/demo/members/alice/role/", "tenants:write", "mcpsite.change_memberrole"),
     ("GET", "/tasks/", "tasks:read", "mcp_tasks.view_task"),
     ("GET", "/tasks/tsk_none/", "tasks:read", "mcp_tasks.view_task"),
     ("POST", "/tasks/tsk_none/cancel/", "tasks:write", "mcp_tasks.cancel_task"),
@@ -45,7 +50,7 @@ def answers(http: httpx2.Client, scope: str | None = None) -> list[tuple[str, st
     for method, path, needs, _ in ENDPOINTS:
         if scope is not None and needs != scope:
             continue
-        response = http.request(method, path, json={} if method in {"POST", "PATCH"} else None)
+        response = http.request(method, path, json={} if method in {"POST", "PATCH", "PUT"} else None)
         seen.append((method, path, response.status_code, response.json(), response.headers.get("www-authenticate")))
     return seen
 

@@ -13,7 +13,7 @@ import pytest
 
 from mcpsite.models import Tenant
 from tests.conftest import Cast, LiveServer
-from tests.http import csrf, signed_in
+from tests.http import csrf, management_forms, signed_in
 from tests.mcp.clients import modern_post
 
 
@@ -49,6 +49,7 @@ def test_tenant_added_in_the_admin_is_served_at_once(
         "/admin/mcpsite/tenant/add/",
         data={
             "csrfmiddlewaretoken": csrf(add),
+            **management_forms(add),  # the roles inlines' (none)
             "slug": "acme",
             "name": "Acme",
             "enabled": "on",

@@ -54,21 +54,24 @@ def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_o
 
 def test_every_layer_stands_in_its_one_order() -> None:
     """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
-    call's log context, the calls counted, the sealed state noted outside the boundary, then our
-    one round layer (question names and URL-mode steps), the replay guard, and MCP Apps hidden
-    from clients without them."""
-    payments = TenantInfo(id=3, slug="pay", name="Pay", public=True, toolsets=("demo", "payments"), version="v1")
+    call's log context, the calls counted, the sealed state noted outside the boundary, then a
+    private tenant's member roles, our one round layer (question names and URL-mode steps), the
+    replay guard, and MCP Apps hidden from clients without them."""
+    payments = TenantInfo(id=3, slug="pay", name="Pay", public=False, toolsets=("demo", "payments"), version="v1")
     server, _ = build_server(payments)
     assert [type(m).__name__ for m in server.middleware] == [
         "LogContextLayer",
         "CountToolCalls",
         "function",
         "RequestStateBoundary",
+        "OnlyTheRolesTools",
         "RoundMiddleware",
         "RefuseReplayedState",
         "HideAppsFromPlainClients",
     ]
     assert server.middleware[2] is remember_wire_state
+    public, _ = build_server(TenantInfo(id=4, slug="open", name="Open", public=True, toolsets=("demo",), version="v1"))
+    assert "OnlyTheRolesTools" not in [type(m).__name__ for m in public.middleware]  # anonymous callers hold no role
 
 
 def test_url_mode_steps_are_carried_only_for_a_url_mode_toolsets_tools() -> None:
