@@ -7,117 +7,33 @@ channel layer and an in-process Celery. Deployed, set ``MCPSITE_DATABASE_URL``
 
 from __future__ import annotations
 
-import logging
 import os
-import secrets
 from pathlib import Path
-from typing import Literal, TypedDict, get_args
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.conf import ApprovalsSettings
+from config.env import (
+    database_from_url,
+    embedded_secret_key,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_log_level,
+    env_secret,
+    env_str,
+)
+from config.logconfig import logging_dict
 from mcp_tasks.conf import TasksSettings
-from mcpsite.conf import McpsiteSettings
+from mcpsite.conf import McpsiteSettings, SigninSettings
 from mcpsite.tracing import exporting
 from notifications.conf import NotificationsSettings
+from operator_api.conf import OperatorApiSettings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MCPSITE_VAR_DIR", BASE_DIR / "var"))
-
-log = logging.getLogger("config.settings")
-
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_secret(name: str, default: str = "") -> str:
-    """A secret from ``NAME``, or read from the file ``NAME_FILE`` names (a mounted secret; one
-    trailing newline dropped). Both set is refused: which one was meant cannot be told."""
-    path = os.environ.get(f"{name}_FILE")
-    if path is None:
-        return os.environ.get(name, default)
-    if name in os.environ:
-        raise ImproperlyConfigured(f"{name} and {name}_FILE are both set: set one")
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ImproperlyConfigured(f"{name}_FILE: cannot read {path}: {exc.strerror}") from None
-    return text.removesuffix("\n").removesuffix("\r")
-
-
-def env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
-
-
-def env_float(name: str, default: float) -> float:
-    return float(os.environ.get(name, default))
-
-
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off")
-
-
-def env_bool(name: str, default: bool) -> bool:
-    """A typo (``MCPSITE_DEBUG=ture``) is refused at start-up rather than read as false."""
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    word = value.strip().lower()
-    if word in _TRUE:
-        return True
-    if word in _FALSE or not word:  # set but empty: false, as it always was
-        return False
-    raise ImproperlyConfigured(
-        f"{name}: expected one of {', '.join(_TRUE + _FALSE)} (any case; empty is false), got {value!r}"
-    )
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    value = os.environ.get(name)
-    return default if value is None else [item.strip() for item in value.split(",") if item.strip()]
-
-
-LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-
-
-def env_log_level(name: str, default: LogLevel) -> LogLevel:
-    value = os.environ.get(name, default).upper()
-    for level in get_args(LogLevel):
-        if value == level:
-            return level
-    raise ValueError(f"{name}: expected one of {', '.join(get_args(LogLevel))}, got {value!r}")
-
-
-def database_from_url(url: str) -> dict[str, object]:
-    """``postgres://user:pass@host:port/name?host=/socket/dir`` or ``sqlite:///path``."""
-    parts = urlsplit(url)
-    if parts.scheme == "sqlite":
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": parts.path[1:] or ":memory:"}
-    if parts.scheme not in {"postgres", "postgresql"}:
-        raise ValueError(f"MCPSITE_DATABASE_URL: unsupported scheme {parts.scheme!r}")
-    query = dict(item.split("=", 1) for item in parts.query.split("&") if "=" in item)
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parts.path.lstrip("/")),
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": unquote(query.get("host", parts.hostname or "")),
-        "PORT": str(parts.port or ""),
-        "CONN_MAX_AGE": None,
-        "CONN_HEALTH_CHECKS": True,
-    }
-
-
-def embedded_secret_key() -> str:
-    """The embedded default keeps a generated key in ``var/`` so restarts keep sessions and the key ring."""
-    path = VAR_DIR / "secret_key"
-    if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
 
 
 DEBUG = env_bool("MCPSITE_DEBUG", False)
@@ -125,7 +41,7 @@ PORT = env_int("PORT", 8000)
 SITE_ROOT = env_str("MCPSITE_SITE_ROOT", f"http://127.0.0.1:{PORT}").rstrip("/")
 _site = urlsplit(SITE_ROOT)
 
-SECRET_KEY = env_secret("MCPSITE_SECRET_KEY") or embedded_secret_key()
+SECRET_KEY = env_secret("MCPSITE_SECRET_KEY") or embedded_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env_list("MCPSITE_ALLOWED_HOSTS", [_site.hostname or "127.0.0.1", "127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = [SITE_ROOT]
 
@@ -242,13 +158,6 @@ STATIC_ROOT = VAR_DIR / "static"
 LOGIN_URL = "/accounts/login/"
 # Every password check goes through the throttle (`mcpsite.signin`), then Django's own check.
 AUTHENTICATION_BACKENDS = ["mcpsite.signin.ThrottledModelBackend"]
-
-
-class SigninSettings(TypedDict):
-    FAILURES_PER_ACCOUNT: int
-    FAILURES_PER_ADDRESS: int
-    LOCKOUT_SECONDS: int
-    DELAY_MAX_SECONDS: int
 
 
 # Sign-in throttling (/accounts/login/, /admin/login/), counted in the cache (Redis when deployed):
@@ -436,11 +345,6 @@ APPROVALS: ApprovalsSettings = {
 }
 
 
-class OperatorApiSettings(TypedDict):
-    RATE: str
-    PAGE_SIZE: int
-
-
 # The operator API (`/api/v1/`, the operator_api app).
 OPERATOR_API: OperatorApiSettings = {
     # Requests one principal (OAuth client and its user) may make, DRF's "<n>/<second|minute|hour|day>".
@@ -572,28 +476,6 @@ LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")
 LOG_FORMAT = env_str("MCPSITE_LOG_FORMAT", "plain").strip().lower() or "plain"
 if LOG_FORMAT not in ("plain", "json"):
     raise ImproperlyConfigured(f"MCPSITE_LOG_FORMAT: expected plain or json, got {LOG_FORMAT!r}")
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
-        # One JSON object a line; the request's context (`mcpsite.logs`) comes with every record.
-        "json": {"()": "mcpsite.logs.JsonFormatter"},
-    },
-    "filters": {
-        "beat_bookkeeping_at_debug": {"()": "config.logfilters.BeatBookkeepingAtDebug"},
-        "log_context": {"()": "mcpsite.logs.LogContextFilter"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["log_context"]},
-    },
-    "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {
-        "django.db.backends": {"level": "WARNING"},
-        "celery.app.trace": {"filters": ["beat_bookkeeping_at_debug"]},
-    },
-}
-if LOG_FORMAT == "json":
-    logging.captureWarnings(True)  # a Python warning is a JSON line too, not bare text on stderr
+LOGGING = logging_dict(level=LOG_LEVEL, log_format=LOG_FORMAT)
 # JSON logs: Celery keeps the root handler above instead of installing its own plain one.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT == "plain"

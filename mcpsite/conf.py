@@ -7,6 +7,15 @@ from typing import TypedDict, cast
 from django.conf import settings
 
 
+class SigninSettings(TypedDict):
+    """``settings.SIGNIN``: sign-in throttling (`mcpsite.signin`)."""
+
+    FAILURES_PER_ACCOUNT: int
+    FAILURES_PER_ADDRESS: int
+    LOCKOUT_SECONDS: int
+    DELAY_MAX_SECONDS: int
+
+
 class McpsiteSettings(TypedDict):
     ISSUER: str
     DCR_PER_HOUR: int

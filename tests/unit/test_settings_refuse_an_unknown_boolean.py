@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.settings import env_bool
+from config.env import env_bool
 
 ACCEPTED = "1, true, yes, on, 0, false, no, off (any case; empty is false)"
 
