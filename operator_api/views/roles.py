@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -20,6 +20,15 @@ def _tenant(slug: str) -> Tenant:
     return get_object_or_404(Tenant, slug=slug)
 
 
+TENANT = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The tenant's slug.")
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=[TENANT]),
+    create=extend_schema(parameters=[TENANT]),
+    partial_update=extend_schema(parameters=[TENANT]),
+    destroy=extend_schema(parameters=[TENANT]),
+)
 class RoleViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[Role]):
     """A tenant's roles: each names the tools and toolsets its holders may call (a member holding
     none calls every tool). A change reaches every process at its holders' next call."""
