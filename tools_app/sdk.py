@@ -11,6 +11,15 @@ Subclasses that override private methods stay beside the behaviour they add, and
   per-principal session cap, counted under the SDK's session-creation lock) and
   ``_discard_session`` (releasing the count). A public admission hook would replace all three.
 
+Behaviour of the SDK re-stated beside ours, each held to the SDK by a test:
+
+- `mcpsite.toolcall_metrics` counts requestState refusals by reason from the SDK's own log record
+  (logger ``mcp.server.request_state``; the wire error is frozen on purpose and says no reason). A
+  public refusal hook would replace it (`tests/operate/test_metrics_move_with_real_tool_calls.py`).
+- `mcpsite.roles.unknown_tool` answers a tool outside a member's role as the SDK answers a tool it
+  does not have; no public call answers "unknown" for a tool the server has
+  (`tests/mcp/test_a_tool_outside_the_members_role_is_unlisted_and_unknown.py`).
+
 Not covered by a public parameter: our layers stand around the SDK's built-ins (one outside them,
 the rest inside its requestState boundary), which ``MCPServer(middleware=...)`` cannot place, so
 `mcp_server.compose.layers` writes the whole public ``server.middleware`` list in its one order from
