@@ -35,6 +35,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from approvals.step_store import ElicitationStepStore
+from audit import layer as audit_layer
+from audit.layer import AuditToolCalls
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.sessions import CappedSessionManager
 from mcp_tasks.extension import TasksExtension
@@ -103,9 +105,11 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     url_mode = UrlModeMiddleware() if any(isinstance(t, UrlModeToolset) for t in served) else None
     hide_apps = HideAppsFromPlainClients() if apps is not None else None  # only where there is something to hide
+    audit = audit_layer.for_server(server, tenant_id=info.id, toolsets=served)
     server.middleware[:] = layers(
         server,
         count_calls=toolcall_metrics.for_server(server),
+        audit=audit,
         wire_names=wire_names,
         replay_guard=replay_guard,
         url_mode=url_mode,
@@ -137,11 +141,13 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         _replace_route(sdk_app, resource_metadata_routes(auth))
         metadata_url = build_resource_metadata_url(auth.resource_server_url)
     needs = tool_needs(info.toolsets) if auth is not None else {}  # both entries check a call's scopes
+    refused_scope = audit.refused_scope if audit is not None else None  # and audit what they refuse
     manager = CappedSessionManager.adopt(
         server.session_manager,
         max_sessions_per_principal=site["MAX_SESSIONS_PER_PRINCIPAL"],
         tool_needs=needs,
         resource_metadata_url=metadata_url,
+        on_refused_scope=refused_scope,
     )
     app = TenantEndpoint(
         sdk_app,
@@ -152,6 +158,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         auth=auth,
         verifier=verifier,
         tool_needs=needs,
+        on_refused_scope=refused_scope,
     )
     return server, app
 
@@ -160,6 +167,7 @@ def layers(
     server: MCPServer[Any],
     *,
     count_calls: CountToolCalls | None,
+    audit: AuditToolCalls | None,
     wire_names: WireNamesMiddleware,
     replay_guard: RefuseReplayedState,
     url_mode: UrlModeMiddleware | None,
@@ -177,6 +185,9 @@ def layers(
         logs.log_context_layer,
         # Then: times and counts every request (`/metrics`), when metrics are on.
         *([count_calls] if count_calls is not None else []),
+        # Then: every tools/call recorded in the audit log, with the request id the lines carry;
+        # outside the boundary, so a refused requestState is recorded too.
+        *([audit] if audit is not None else []),
         # Outside the boundary: notes the sealed requestState the codec will open (replay claims).
         remember_wire_state,
         # The SDK's span per message: only when spans are exported (a no-op that still costs).

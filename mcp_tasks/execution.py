@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolRequestParams, ClientCapabilities
 from mcp_types.methods import is_input_required
 
+from audit.layer import AuditToolCalls
 from mcp_tasks import services
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.models import Task
@@ -41,7 +42,8 @@ from tools_app.urlmode import UrlModeMiddleware
 from tools_app.wirenames import WireNamesMiddleware
 from tools_app.wirestate import wire_result
 
-TOOL_LAYERS = (WireNamesMiddleware, UrlModeMiddleware)
+# The audit layer too: a task's run is a tool call, recorded with the task's principal and id.
+TOOL_LAYERS = (AuditToolCalls, WireNamesMiddleware, UrlModeMiddleware)
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +154,8 @@ async def _run(task: Task) -> services.Outcome:
 def _through_tool_layers(server: MCPServer[Any], call_tool: CallNext) -> CallNext:
     """`call_tool` wrapped in the server's middlewares that work on a tool call's questions (public
     question names, URL-mode steps), in their order: the ones a request passes inside the
-    requestState boundary. The task's state is kept server-side, so nothing here is sealed."""
+    requestState boundary. The task's state is kept server-side, so nothing here is sealed. The
+    audit layer, outside the boundary on a request, comes first here too: it records the run."""
     chain = call_tool
     for middleware in reversed([m for m in server.middleware if isinstance(m, TOOL_LAYERS)]):
         chain = functools.partial(middleware, call_next=chain)

@@ -26,7 +26,7 @@ The package: `steps` (what authors return and receive), `store` (the port to the
 `fulfil` (`url_step` and each generation's fulfilment), `middleware` (the 2026-07-28 wire).
 """
 
-from tools_app.urlmode.fulfil import arguments_digest, url_step
+from tools_app.urlmode.fulfil import arguments_digest, canonical_digest, url_step
 from tools_app.urlmode.middleware import UrlModeMiddleware, UrlModeToolset
 from tools_app.urlmode.steps import (
     Approval,
@@ -63,5 +63,6 @@ __all__ = [
     "UrlStep",
     "UrlStepStore",
     "arguments_digest",
+    "canonical_digest",
     "url_step",
 ]
