@@ -20,8 +20,8 @@ from oauth2_provider.models import AccessToken
 from audit.models import ToolCall
 from mcpsite import services as mcpsite_services
 from mcpsite.models import Tenant
-from tests.api.conftest import api, machine_client
 from operator_api.views.audit import _lines
+from tests.api.conftest import api, machine_client
 from tests.conftest import Cast, LiveServer
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
