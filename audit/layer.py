@@ -29,7 +29,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
@@ -66,10 +65,7 @@ def refused_by_role() -> None:
 class AuditToolCalls:
     """Server middleware recording each ``tools/call`` of one tenant's server (module docstring)."""
 
-    def __init__(
-        self, server: MCPServer[Any], *, tenant_id: int, safe_args: Mapping[str, tuple[str, ...]], writer: AuditWriter
-    ) -> None:
-        self.server = server
+    def __init__(self, *, tenant_id: int, safe_args: Mapping[str, tuple[str, ...]], writer: AuditWriter) -> None:
         self.tenant_id = tenant_id
         self.safe_args = dict(safe_args)
         self.writer = writer
@@ -116,7 +112,6 @@ class AuditToolCalls:
                 principal=logs.principal_of(ctx),
                 tool=tool,
                 arguments=params.get("arguments"),
-                server=self.server,
                 safe=self.safe_args.get(tool, ()),
                 outcome=outcome,
                 error_code=code,
@@ -152,7 +147,6 @@ class AuditToolCalls:
                     principal=principal,
                     tool=tool,
                     arguments=params.get("arguments"),
-                    server=self.server,
                     safe=self.safe_args.get(tool, ()),
                     outcome=outcome,
                     error_code=None,
@@ -168,10 +162,10 @@ def _tool_name(params: Mapping[str, Any]) -> str:
     return name[:128] if isinstance(name, str) else json.dumps(name)[:128]
 
 
-def for_server(server: MCPServer[Any], *, tenant_id: int, toolsets: Iterable[Toolset]) -> AuditToolCalls | None:
+def for_server(*, tenant_id: int, toolsets: Iterable[Toolset]) -> AuditToolCalls | None:
     """The layer recording this tenant server's calls (placed by `mcp_server.compose.layers`), with
     the arguments each of its tools marks safe; None when ``MCPSITE_AUDIT`` is off."""
     if not audit_settings()["ENABLED"]:
         return None
     safe = {tool: names for toolset in toolsets for tool, names in toolset.tool_audit_args().items()}
-    return AuditToolCalls(server, tenant_id=tenant_id, safe_args=safe, writer=writer)
+    return AuditToolCalls(tenant_id=tenant_id, safe_args=safe, writer=writer)

@@ -105,7 +105,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     url_mode = UrlModeMiddleware() if any(isinstance(t, UrlModeToolset) for t in served) else None
     hide_apps = HideAppsFromPlainClients() if apps is not None else None  # only where there is something to hide
-    audit = audit_layer.for_server(server, tenant_id=info.id, toolsets=served)
+    audit = audit_layer.for_server(tenant_id=info.id, toolsets=served)
     server.middleware[:] = layers(
         server,
         count_calls=toolcall_metrics.for_server(server),

@@ -154,8 +154,11 @@ def canonical_digest(value: Any) -> str:
     """SHA-256 of `value` as canonical JSON (sorted keys, no spaces, a Decimal by its value): the
     one form every arguments digest is taken of. Called alone for arguments no tool validated (an
     unknown tool, arguments it refused), which the audit log digests as sent (`audit.writer`)."""
-    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), default=_canonical)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
+
+
+# Built once: `json.dumps` with options builds an encoder per call, most of a small digest's cost.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_canonical)
 
 
 def _require_url_elicitation(ctx: Context[Any, Any], *, tool: str, modern: bool) -> None:
