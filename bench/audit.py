@@ -15,9 +15,12 @@ every repetition; medians are reported:
 - **on**: the default: a row per call (per round), buffered and written by the writer thread in
   batches (``MCPSITE_AUDIT_BATCH_SIZE``, ``MCPSITE_AUDIT_FLUSH_SECONDS``).
 
-The rows each run wrote are counted from the database after it stops (the writer flushes at
-shutdown): at least one per request measured, or the figure says rows were dropped. The target is
-on / off >= 0.95 for both rates. Prints a table and one line ``BENCH_RESULT {json}``.
+Beside each rate, the server's requests per CPU-second (its process's CPU time over the run, the
+writer thread's included): on a machine shared with other work the rates swing by a third from
+run to run, the CPU cost per request much less. The rows each run wrote are counted from the
+database after it stops (the writer flushes at shutdown): at least one per request measured, or
+the figure says rows were dropped. The target is on / off >= 0.95 for both rates. Prints a table
+and one line ``BENCH_RESULT {json}``.
 """
 
 from __future__ import annotations
@@ -66,6 +69,12 @@ def servers(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
     }
 
 
+def cpu_seconds(server: Server) -> float:
+    """CPU time the serving process has used (all its threads, the audit writer's included)."""
+    fields = Path(f"/proc/{server.pids()[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def audit_rows() -> int:
     out = subprocess.run([PY, "manage.py", "shell", "-c", COUNT_ROWS], cwd=ROOT, capture_output=True, text=True)
     return int(last_line(out.stdout))
@@ -86,6 +95,7 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="audit-", dir=os.environ.get("BENCH_TMP")))
     configs = servers(args, workdir)
     rates: dict[str, dict[str, list[float]]] = {w: {c: [] for c in CONFIGS} for w in WORKLOADS}
+    per_cpu: dict[str, dict[str, list[float]]] = {w: {c: [] for c in CONFIGS} for w in WORKLOADS}
     measured_on = rows_on = 0
     for rep in range(args.reps):
         order = CONFIGS[rep % len(CONFIGS) :] + CONFIGS[: rep % len(CONFIGS)]
@@ -95,12 +105,18 @@ def main() -> None:
             server.start()
             try:
                 wrk_plain(server, args.concurrency, 1.0, load_cpu)  # warm: token, tenant, imports
-                results = {w: run(server, args.concurrency, args.duration, load_cpu) for w, run in WORKLOADS.items()}
+                results = {}
+                for workload, run in WORKLOADS.items():
+                    used = cpu_seconds(server)
+                    results[workload] = run(server, args.concurrency, args.duration, load_cpu)
+                    results[workload]["cpu_s"] = cpu_seconds(server) - used
             finally:
                 server.stop()  # the rows still buffered are written at shutdown
             written = audit_rows() - before
             for workload, result in results.items():
                 rates[workload][name].append(result["throughput"])
+                # Requests per CPU-second of the server: what its rate would be with its core to itself.
+                per_cpu[workload][name].append(result["requests"] / result["cpu_s"])
             line = "  ".join(f"{w} {r['throughput']:8.1f} calls/s" for w, r in results.items())
             print(f"rep {rep + 1} {name:>3}: {line}  ({written} audit rows)", flush=True)
             if name == "off" and written:
@@ -110,6 +126,8 @@ def main() -> None:
                 rows_on += written
     median = {w: {c: statistics.median(v) for c, v in by.items()} for w, by in rates.items()}
     ratios = {w: median[w]["on"] / median[w]["off"] for w in WORKLOADS}
+    cpu_median = {w: {c: statistics.median(v) for c, v in by.items()} for w, by in per_cpu.items()}
+    cpu_ratios = {w: cpu_median[w]["on"] / cpu_median[w]["off"] for w in WORKLOADS}
     print(f"\naudit on vs off, c={args.concurrency}, {args.reps} reps x {args.duration:g} s (median, min-max)")
     for workload in WORKLOADS:
         for name in CONFIGS:
@@ -118,6 +136,7 @@ def main() -> None:
             print(f"  {workload:>9} {name:>3}: {median[workload][name]:8.1f} calls/s  ({spread})")
         verdict = "pass" if ratios[workload] >= MIN_ON_VS_OFF else f"SHORT of {MIN_ON_VS_OFF}"
         print(f"  {workload:>9} on/off: {ratios[workload]:.3f}  {verdict}")
+        print(f"  {workload:>9} on/off per server CPU-second: {cpu_ratios[workload]:.3f}")
     # Every request measured is a row, and the warm-ups add theirs: fewer rows means some were dropped.
     print(f"  audit rows written while on: {rows_on} (tools/call requests measured: {measured_on})")
     summary = {
@@ -125,6 +144,8 @@ def main() -> None:
         "rates": rates,
         "median": median,
         "ratios": ratios,
+        "requests_per_cpu_second": per_cpu,
+        "cpu_ratios": cpu_ratios,
         "target_on_vs_off": MIN_ON_VS_OFF,
         "audit_rows_on": rows_on,
         "requests_measured_on": measured_on,
