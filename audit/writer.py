@@ -146,6 +146,8 @@ FIELDS = (
 """The columns a row is written with, in the order `to_row` gives its values."""
 
 Row = tuple[Any, ...]
+SQL_ROWS = 60
+"""Rows per INSERT where there is no COPY: 900 parameters, under SQLite's oldest limit (999)."""
 
 
 def to_row(call: Call) -> Row:
@@ -164,7 +166,7 @@ def to_row(call: Call) -> Row:
         subject[:255],
         call.tool,
         canonical_digest(call.arguments),
-        json.dumps(safe),
+        json.dumps(safe) if safe else "{}",
         call.outcome,
         call.error_code,
         call.seconds * 1000,
@@ -175,8 +177,8 @@ def to_row(call: Call) -> Row:
 
 
 def insert(rows: list[Row]) -> None:
-    """One statement for the batch: PostgreSQL's COPY, or (SQLite, the embedded default) one
-    prepared INSERT run for every row."""
+    """The batch in one transaction: PostgreSQL's COPY, or (SQLite, the embedded default) INSERTs
+    of many rows each."""
     meta = ToolCall._meta
     quote = connection.ops.quote_name
     columns = ", ".join(quote(meta.get_field(name).column) for name in FIELDS)
@@ -187,11 +189,15 @@ def insert(rows: list[Row]) -> None:
                 for row in rows:
                     copy.write_row(row)
         else:
+            # Many rows a statement: SQLite lets go of the GIL at every statement it steps, and an
+            # executemany of one row each handed the GIL back and forth with the event loop per row.
             adapt = connection.ops.adapt_datetimefield_value
-            placeholders = ", ".join(["%s"] * len(FIELDS))
-            cursor.executemany(
-                f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(adapt(r[0]), *r[1:]) for r in rows]
-            )
+            row_marks = "(" + ", ".join(["%s"] * len(FIELDS)) + ")"
+            for start in range(0, len(rows), SQL_ROWS):
+                chunk = rows[start : start + SQL_ROWS]
+                values = ", ".join([row_marks] * len(chunk))
+                params = [value for row in chunk for value in (adapt(row[0]), *row[1:])]
+                cursor.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", params)
 
 
 def user_id_of(principal: Principal) -> int | None:
