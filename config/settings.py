@@ -531,8 +531,8 @@ AUDIT: AuditSettings = {
     "BUFFER": env_int("MCPSITE_AUDIT_BUFFER", 20000),
     # Rows per INSERT, and how often the writer thread writes what is buffered (sooner when a
     # batch's worth is waiting).
-    "BATCH_SIZE": env_int("MCPSITE_AUDIT_BATCH_SIZE", 500),
-    "FLUSH_SECONDS": env_float("MCPSITE_AUDIT_FLUSH_SECONDS", 1.0),
+    "BATCH_SIZE": env_int("MCPSITE_AUDIT_BATCH_SIZE", 2000),
+    "FLUSH_SECONDS": env_float("MCPSITE_AUDIT_FLUSH_SECONDS", 2.0),
     # Rows per query of the operator API's JSON Lines export (it streams any range in such pages).
     "STREAM_BATCH_SIZE": env_int("MCPSITE_AUDIT_STREAM_BATCH_SIZE", 1000),
 }
