@@ -145,6 +145,7 @@ FIELDS = (
 )  # fmt: skip
 """The columns a row is written with, in the order `to_row` gives its values."""
 
+COLUMNS = {field.name: str(field.column) for field in ToolCall._meta.concrete_fields}
 Row = tuple[Any, ...]
 SQL_ROWS = 60
 """Rows per INSERT where there is no COPY: 900 parameters, under SQLite's oldest limit (999)."""
@@ -179,10 +180,9 @@ def to_row(call: Call) -> Row:
 def insert(rows: list[Row]) -> None:
     """The batch in one transaction: PostgreSQL's COPY, or (SQLite, the embedded default) INSERTs
     of many rows each."""
-    meta = ToolCall._meta
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(meta.get_field(name).column) for name in FIELDS)
-    table = quote(meta.db_table)
+    columns = ", ".join(quote(COLUMNS[name]) for name in FIELDS)
+    table = quote(ToolCall._meta.db_table)
     with transaction.atomic(), connection.cursor() as cursor:  # one commit (SQLite: one fsync) a batch
         if connection.vendor == "postgresql":
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:

@@ -38,7 +38,7 @@ def calls(cast: Cast) -> Iterator[dict[str, Any]]:
         ToolCall(
             at=START + timedelta(minutes=n),
             tenant=tenant,
-            user=alice if n < 5 else bob,
+            user_id=alice.pk if n < 5 else bob.pk,
             client_id="client-a",
             tool=tool,
             arguments_digest="0" * 64,

@@ -45,7 +45,7 @@ def conformance(audited: LiveServer, cast: Cast) -> str:
 def reports(audited: LiveServer, cast: Cast) -> str:
     """Tenant `reports` (alice and bob: durable tasks) at the audited server."""
     tenant, _ = Tenant.objects.get_or_create(slug="reports", defaults={"name": "reports", "toolsets": ["long_running"]})
-    tenant.members.add(cast.user("alice"), cast.user("bob"))
+    tenant.members.add(cast.user("alice").pk, cast.user("bob").pk)
     return served(audited, "reports", "long_report", cast.token(audited, "alice", "reports"))
 
 
