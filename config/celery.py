@@ -25,3 +25,13 @@ def refuse_to_start_misconfigured(**_: object) -> None:
         refuse_to_start_misconfigured()
     except SystemCheckError as error:  # SystemExit: Celery logs and goes on past a handler's Exception
         raise SystemExit(str(error)) from None
+
+
+@signals.worker_process_shutdown.connect
+@signals.worker_shutdown.connect
+def write_buffered_audit_rows(**_: object) -> None:
+    """A worker's task runs are audited like calls (`audit.layer`): what its writer still buffers
+    is written before the process ends (a prefork child, or the worker itself when it ran tasks)."""
+    from audit.writer import writer
+
+    writer.flush()

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.conf import ApprovalsSettings
+from audit.conf import AuditSettings
 from config.env import (
     database_from_url,
     embedded_secret_key,
@@ -76,6 +77,7 @@ INSTALLED_APPS = [
     "mcpsite",
     "tools_app",
     "approvals",
+    "audit",
     "operator_api",
     "notifications",
     "mcp_tasks",
@@ -184,6 +186,7 @@ OAUTH2_PROVIDER: dict[str, object] = {
         "tenants:write": "Create tenants and change their toolsets and members",
         "tasks:read": "Read durable tasks",
         "tasks:write": "Cancel durable tasks",
+        "audit:read": "Read and export the tool-call audit log",
     },
     # Which client may ask for which scope: operator scopes only for an operator machine client.
     "SCOPES_BACKEND_CLASS": "operator_api.scopes.OperatorScopes",
@@ -418,6 +421,27 @@ SPECTACULAR_SETTINGS = {
 }
 
 
+# The tool-call audit log (the audit app): a row per tools/call, written off the request's path.
+AUDIT: AuditSettings = {
+    # Off (MCPSITE_AUDIT=0): no layer, no rows (the benchmark's "off" arm).
+    "ENABLED": env_bool("MCPSITE_AUDIT", True),
+    # Rows older than this are deleted by the beat (housekeeping queue), in bounded batches.
+    "RETENTION_DAYS": env_int("MCPSITE_AUDIT_RETENTION_DAYS", 90),
+    "DELETE_BATCH_SIZE": env_int("MCPSITE_AUDIT_DELETE_BATCH_SIZE", 5000),
+    "DELETE_BATCHES_PER_RUN": env_int("MCPSITE_AUDIT_DELETE_BATCHES_PER_RUN", 20),
+    "PURGE_EVERY_SECONDS": env_float("MCPSITE_AUDIT_PURGE_EVERY_SECONDS", 3600.0),
+    # Calls one process buffers for writing; beyond it a call's row is dropped and counted
+    # (mcpsite_audit_dropped_total{reason="buffer_full"}), never waited for.
+    "BUFFER": env_int("MCPSITE_AUDIT_BUFFER", 20000),
+    # Rows per INSERT, and how often the writer thread writes what is buffered (sooner when a
+    # batch's worth is waiting).
+    "BATCH_SIZE": env_int("MCPSITE_AUDIT_BATCH_SIZE", 2000),
+    "FLUSH_SECONDS": env_float("MCPSITE_AUDIT_FLUSH_SECONDS", 2.0),
+    # Rows per query of the operator API's JSON Lines export (it streams any range in such pages).
+    "STREAM_BATCH_SIZE": env_int("MCPSITE_AUDIT_STREAM_BATCH_SIZE", 1000),
+}
+
+
 # Outgoing notifications (the notifications app): signed events posted to operators' URLs.
 NOTIFICATIONS: NotificationsSettings = {
     # One attempt waits this long for each of connect, send and each read of the answer.
@@ -470,6 +494,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": NOTIFICATIONS["SEND_EVERY_SECONDS"],
     },
     "tasks-sweep": {"task": "mcp_tasks.tasks.tasks_sweep", "schedule": TASKS["SWEEP_EVERY_SECONDS"]},
+    "audit-purge": {"task": "audit.tasks.toolcalls_purge", "schedule": AUDIT["PURGE_EVERY_SECONDS"]},
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")

@@ -1,5 +1,6 @@
 """What every serving process runs beside the requests: the tenant registry, the key ring, and
-the loops that keep them current (broadcast listener and the fallback poll)."""
+the loops that keep them current (broadcast listener and the fallback poll); at shutdown, the
+audit rows still buffered are written."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.conf import settings
 
 from approvals import completion_wait
 from approvals.services.publishing import RESOLVED_EVENT
+from audit.writer import writer as audit_writer
 from mcp_server import beat
 from mcp_server.registry import registry
 from mcp_tasks.in_process_sweep import sweep_in_process
@@ -102,4 +104,9 @@ async def running() -> AsyncIterator[None]:
             yield
         finally:
             tg.cancel_scope.cancel()
+    # The audit rows still buffered are written before the process ends (the writer thread is a
+    # daemon: it would die with them).
+    written = await database_sync_to_async(audit_writer.flush, thread_sensitive=False)()
+    if written:
+        logger.info("audit: %d buffered tool-call rows written at shutdown", written)
     await database_sync_to_async(heartbeat_forget)()

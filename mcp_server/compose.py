@@ -35,13 +35,15 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from approvals.step_store import ElicitationStepStore
+from audit import layer as audit_layer
+from audit.layer import AuditToolCalls
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.sessions import CappedSessionManager
 from mcp_tasks.extension import TasksExtension
 from mcpsite import logs, protocol_methods, toolcall_metrics
 from mcpsite.auth import BearerChallenge, TenantTokenVerifier, challenge_sdk_route
 from mcpsite.keyring import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, ring
-from mcpsite.roles import OnlyTheRolesTools, only_the_roles_tools
+from mcpsite.roles import OnlyTheRolesTools
 from mcpsite.scopes import MCP_SCOPE, scopes_supported, tool_needs
 from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url
 from mcpsite.toolcall_metrics import CountToolCalls
@@ -102,13 +104,16 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     rounds = RoundMiddleware()
     replay_guard = RefuseReplayedState(redis_url=settings.REDIS_URL)
     hide_apps = HideAppsFromPlainClients() if apps is not None else None  # only where there is something to hide
+    audit = audit_layer.for_server(tenant_id=info.id, toolsets=served)
     server.middleware[:] = layers(
         server,
         count_calls=toolcall_metrics.for_server(server),
+        audit=audit,
         rounds=rounds,
         replay_guard=replay_guard,
         hide_apps=hide_apps,
-        member_roles=None if info.public else only_the_roles_tools,  # a public tenant's callers have no role
+        # A public tenant's callers have no role; a refusal by role is the audit's to record.
+        member_roles=None if info.public else OnlyTheRolesTools(on_refused=audit_layer.refused_by_role),
     )
 
     # 4. What the tenant serves: the spec methods no toolset provides, then its toolsets. Last, once
@@ -136,11 +141,13 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         _replace_route(sdk_app, resource_metadata_routes(auth))
         metadata_url = build_resource_metadata_url(auth.resource_server_url)
     needs = tool_needs(info.toolsets) if auth is not None else {}  # both entries check a call's scopes
+    refused_scope = audit.refused_scope if audit is not None else None  # and audit what they refuse
     manager = CappedSessionManager.adopt(
         server.session_manager,
         max_sessions_per_principal=site["MAX_SESSIONS_PER_PRINCIPAL"],
         tool_needs=needs,
         resource_metadata_url=metadata_url,
+        on_refused_scope=refused_scope,
     )
     app = TenantEndpoint(
         sdk_app,
@@ -151,6 +158,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         auth=auth,
         verifier=verifier,
         tool_needs=needs,
+        on_refused_scope=refused_scope,
     )
     return server, app
 
@@ -159,6 +167,7 @@ def layers(
     server: MCPServer[Any],
     *,
     count_calls: CountToolCalls | None,
+    audit: AuditToolCalls | None,
     rounds: RoundMiddleware,
     replay_guard: RefuseReplayedState,
     hide_apps: HideAppsFromPlainClients | None,
@@ -176,6 +185,9 @@ def layers(
         logs.log_context_layer,
         # Then: times and counts every request (`/metrics`), when metrics are on.
         *([count_calls] if count_calls is not None else []),
+        # Then: every tools/call recorded in the audit log, with the request id the lines carry;
+        # outside the boundary, so a refused requestState is recorded too.
+        *([audit] if audit is not None else []),
         # Outside the boundary: notes the sealed requestState the codec will open (replay claims).
         remember_wire_state,
         # The SDK's span per message: only when spans are exported (a no-op that still costs).

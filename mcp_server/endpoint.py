@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -89,6 +89,10 @@ from tools_app.sdk import (
 )
 
 logger = logging.getLogger(__name__)
+
+RefusalHook = Callable[[Scope, Any, "str | None"], None]
+"""Told of a ``tools/call`` an entry refuses before the SDK (scope, decoded body, protocol version):
+the audit log's `audit.layer.AuditToolCalls.refused_scope`."""
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 _PING = b": ping\r\n\r\n"
@@ -173,8 +177,10 @@ class TenantEndpoint:
         auth: AuthSettings | None,
         verifier: TokenVerifier | None,
         tool_needs: Mapping[str, tuple[str, ...]] | None = None,
+        on_refused_scope: RefusalHook | None = None,
     ) -> None:
         self.sdk_app = sdk_app
+        self.on_refused_scope = on_refused_scope
         self.manager = manager
         self.path = path
         self.security = TransportSecurityMiddleware(security)
@@ -261,6 +267,8 @@ class TenantEndpoint:
             granted = granted_scopes(scope)
             needed = scopes_missing(self.tool_needs, decoded, granted, allowed)
             if needed is not None:
+                if self.on_refused_scope is not None:
+                    self.on_refused_scope(scope, decoded, verdict.protocol_version)
                 await insufficient_scope(send, needed=needed, granted=granted, resource_metadata_url=self.metadata_url)
                 return
         app: Server[Any] = self.manager.app

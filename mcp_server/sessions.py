@@ -56,6 +56,7 @@ from starlette.datastructures import Headers
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_server import quotas
+from mcp_server.endpoint import RefusalHook
 from mcp_server.exceptions import McpServerError
 from mcpsite.auth import granted_scopes, insufficient_scope
 from mcpsite.net import address_bucket
@@ -93,6 +94,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
     max_sessions_per_principal: int
     tool_needs: Mapping[str, tuple[str, ...]]
     resource_metadata_url: Any
+    on_refused_scope: RefusalHook | None
     _open: dict[Person, int]
     _person_of: dict[str, Person]
 
@@ -104,6 +106,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         max_sessions_per_principal: int,
         tool_needs: Mapping[str, tuple[str, ...]] | None = None,
         resource_metadata_url: Any = None,
+        on_refused_scope: RefusalHook | None = None,
     ) -> CappedSessionManager:
         """`manager` as a capped one; with `tool_needs` (`mcpsite.scopes.tool_needs`), a
         ``tools/call`` whose tool needs a scope the token lacks is answered 403 before the SDK sees it."""
@@ -114,6 +117,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         capped.max_sessions_per_principal = max_sessions_per_principal
         capped.tool_needs = tool_needs or {}
         capped.resource_metadata_url = resource_metadata_url
+        capped.on_refused_scope = on_refused_scope
         capped._open = {}
         capped._person_of = {}
         return capped
@@ -140,8 +144,11 @@ class CappedSessionManager(StreamableHTTPSessionManager):
                 # The body names the tool before the SDK dispatches it: refuse a call the token's
                 # scopes do not cover, as the 2026-07-28 entry does.
                 granted = granted_scopes(scope)
-                needed = scopes_missing(self.tool_needs, _decoded(body), granted, tools_allowed(scope))
+                decoded = _decoded(body)
+                needed = scopes_missing(self.tool_needs, decoded, granted, tools_allowed(scope))
                 if needed is not None:
+                    if self.on_refused_scope is not None:
+                        self.on_refused_scope(scope, decoded, Headers(scope=scope).get(MCP_PROTOCOL_VERSION_HEADER))
                     await insufficient_scope(
                         send, needed=needed, granted=granted, resource_metadata_url=self.resource_metadata_url
                     )

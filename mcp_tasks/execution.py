@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolRequestParams, ClientCapabilities
 from mcp_types.methods import is_input_required
 
+from audit.layer import AuditToolCalls
 from mcp_tasks import services
 from mcp_tasks.conf import tasks_settings
 from mcp_tasks.models import Task
@@ -40,7 +41,8 @@ from tools_app.rounds import RoundMiddleware
 from tools_app.roundstate import wire_result
 from tools_app.tenant import TenantInfo
 
-TOOL_LAYERS = (RoundMiddleware,)
+# The audit layer too: a task's run is a tool call, recorded with the task's principal and id.
+TOOL_LAYERS = (AuditToolCalls, RoundMiddleware)
 
 logger = logging.getLogger(__name__)
 
@@ -149,9 +151,11 @@ async def _run(task: Task) -> services.Outcome:
 
 
 def _through_tool_layers(server: MCPServer[Any], call_tool: CallNext) -> CallNext:
-    """`call_tool` wrapped in the server's layer that works on a tool call's questions (public
-    question names, URL-mode steps: `tools_app.rounds.RoundMiddleware`), the one a request passes
-    inside the requestState boundary. The task's state is kept server-side, so nothing here is sealed."""
+    """`call_tool` wrapped in the server's layers that work on a tool call: the audit (outside the
+    requestState boundary on a request; here it records the run with the task's principal and id),
+    then the one that works on a tool call's questions (public question names, URL-mode steps:
+    `tools_app.rounds.RoundMiddleware`), the one a request passes inside the boundary. The task's
+    state is kept server-side, so nothing here is sealed."""
     chain = call_tool
     for middleware in reversed([m for m in server.middleware if isinstance(m, TOOL_LAYERS)]):
         chain = functools.partial(middleware, call_next=chain)

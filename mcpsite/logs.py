@@ -160,7 +160,8 @@ def principal_hash(principal: Principal) -> str | None:
     return hmac.new(_hash_key(), message, hashlib.sha256).hexdigest()[:16]
 
 
-def _principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:
+def principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:
+    """Who makes the call being served (also what the audit log records, `audit.layer`)."""
     # The request's authenticated user (Starlette's scope["user"], set by the SDK's bearer auth):
     # right for both generations, where the auth context variable may be another request's.
     user = ctx.request.scope.get("user") if ctx.request is not None else None
@@ -183,7 +184,7 @@ class LogContextLayer:
             request_id=request_id,
             tenant=getattr(ctx.lifespan_context, "slug", None),
             tool=tool,
-            principal=principal_hash(_principal_of(ctx)),
+            principal=principal_hash(principal_of(ctx)),
         )
         token = _context.set(context)
         try:

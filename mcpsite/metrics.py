@@ -110,6 +110,14 @@ TOKEN_CACHE = Counter(
 )
 TOKEN_CACHE_HIT = TOKEN_CACHE.labels(result="hit")
 TOKEN_CACHE_MISS = TOKEN_CACHE.labels(result="miss")
+AUDIT_DROPPED = Counter(
+    "mcpsite_audit_dropped",
+    "Tool-call audit rows not written, by reason: buffer_full (dropped rather than slow a call) or"
+    " write_failed (the database refused a batch).",
+    ["reason"],
+)
+AUDIT_DROPPED_FULL = AUDIT_DROPPED.labels(reason="buffer_full")
+AUDIT_DROPPED_WRITE = AUDIT_DROPPED.labels(reason="write_failed")
 
 # The reasons the SDK's requestState boundary logs, and ours (`mcpsite.keyring`); anything else is
 # counted as "other", so a codec's message (one names a key id) never becomes a label value.

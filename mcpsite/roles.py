@@ -16,6 +16,7 @@ check (`mcp_server.endpoint`), so no answer tells a hidden tool from a name nobo
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -49,7 +50,12 @@ def unknown_tool(name: str) -> CallToolResult:
 
 
 class OnlyTheRolesTools:
-    """A server middleware: the caller's role decides which tools exist for them."""
+    """A server middleware: the caller's role decides which tools exist for them. `on_refused` is
+    told of each call it answers as unknown, while the call is in flight (the audit log's hook,
+    handed in by the composer)."""
+
+    def __init__(self, *, on_refused: Callable[[], None] | None = None) -> None:
+        self.on_refused = on_refused
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method not in ("tools/list", "tools/call"):
@@ -67,6 +73,8 @@ class OnlyTheRolesTools:
                 return await call_next(ctx)  # malformed: the SDK refuses it as it would anyone's
             # Said to the operator only (the caller is told nothing more than of an unknown name).
             logger.info("tool %r is outside the caller's role; answered as an unknown tool", name)
+            if self.on_refused is not None:
+                self.on_refused()
             return unknown_tool(str(name))
         return _only(allowed, await call_next(ctx))
 
@@ -79,6 +87,3 @@ def _only(allowed: frozenset[str], listed: HandlerResult) -> HandlerResult:
     answer = dict(listed or {})
     answer["tools"] = [tool for tool in answer.get("tools", []) if tool.get("name") in allowed]
     return answer
-
-
-only_the_roles_tools = OnlyTheRolesTools()

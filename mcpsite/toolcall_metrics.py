@@ -40,7 +40,9 @@ def generation(version: str | None) -> str:
     return LEGACY if version is None or version in HANDSHAKE_PROTOCOL_VERSIONS else MODERN
 
 
-def _tool_outcome(result: HandlerResult) -> str:
+def tool_outcome(result: HandlerResult) -> str:
+    """How a tool call the SDK answered ended: input_required, task, tool_error or ok (also read
+    by the audit log, `audit.layer`)."""
     if is_input_required(result):
         return "input_required"
     if isinstance(result, Mapping):
@@ -98,7 +100,7 @@ class CountToolCalls:
             if is_call:
                 tool = self._tool(ctx.params)
                 self._child(metrics.TOOL_CALL_SECONDS, tool, *tenant).observe(time.perf_counter() - started)
-                called = _tool_outcome(result) if outcome == "ok" else outcome
+                called = tool_outcome(result) if outcome == "ok" else outcome
                 self._child(metrics.TOOL_CALLS, tool, called, *tenant).inc()
 
 

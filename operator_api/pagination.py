@@ -54,3 +54,9 @@ class NewestReceivedFirst(_CheckedCursor):
 
 class BySlug(_CheckedCursor):
     ordering = "slug"
+
+
+class NewestIdFirst(_CheckedCursor):
+    """By id, newest first: for rows written in batches, whose times may arrive out of order."""
+
+    ordering = "-id"

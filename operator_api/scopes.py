@@ -13,7 +13,7 @@ from typing import Any
 from mcpsite.scopes import ToolScopes
 
 OPERATOR_SCOPES = frozenset(
-    {"approvals:read", "approvals:write", "keys:rotate", "tenants:write", "tasks:read", "tasks:write"}
+    {"approvals:read", "approvals:write", "keys:rotate", "tenants:write", "tasks:read", "tasks:write", "audit:read"}
 )
 
 

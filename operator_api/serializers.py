@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from approvals.models import Elicitation, ElicitationEvent, WebhookDelivery
+from audit.models import ToolCall
 from mcp_tasks.models import Task
 from mcpsite.keyring import rotation
 from mcpsite.models import RequestStateKey, Role, Tenant
@@ -190,3 +191,20 @@ class TaskDetailSerializer(TaskSerializer):
             *TaskSerializer.Meta.fields, "arguments", "input_requests", "result", "error", "max_attempts",
             "worker", "claimed_until",
         ]  # fmt: skip
+
+
+TOOL_CALL_FIELDS = [
+    "id", "at", "tenant", "user", "client_id", "issuer", "subject", "tool", "arguments_digest", "arguments",
+    "outcome", "error_code", "duration_ms", "request_id", "generation", "task_id",
+]  # fmt: skip
+
+
+class ToolCallSerializer(serializers.ModelSerializer[ToolCall]):
+    """One audit row; the JSON Lines export writes the same fields (`operator_api.views.audit`)."""
+
+    tenant = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    user = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = ToolCall
+        fields = TOOL_CALL_FIELDS

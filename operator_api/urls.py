@@ -4,6 +4,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.routers import SimpleRouter
 
 from operator_api.views import docs
+from operator_api.views.audit import ToolCallViewSet
 from operator_api.views.elicitations import DeliveryViewSet, ElicitationViewSet
 from operator_api.views.keyring import KeyViewSet
 from operator_api.views.roles import MemberRoleView, RoleViewSet
@@ -19,6 +20,7 @@ router.register("keys", KeyViewSet, basename="key")
 router.register("tenants", TenantViewSet, basename="tenant")
 router.register("tasks", TaskViewSet, basename="task")
 router.register(r"tenants/(?P<slug>[^/.]+)/roles", RoleViewSet, basename="role")
+router.register("audit", ToolCallViewSet, basename="audit")
 
 urlpatterns = [
     # The schema is public: it says what the API does, not anything it holds.

@@ -4,6 +4,7 @@ OURS = (
     "tools_app",
     "mcpsite",
     "approvals",
+    "audit",
     "notifications",
     "mcp_tasks",
     "operator_api",

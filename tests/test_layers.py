@@ -1,8 +1,8 @@
 """The layers of ARCHITECTURE.md, held by reading every import (``ast``, lazy ones included).
 
 One top-level package per layer, bottom to top: the framework (`tools_app`: it imports only the
-SDK), the core (`mcpsite`), the apps (`approvals`, then `notifications`, `mcp_tasks` and
-`operator_api` above it), the toolsets (`demo`: tools are application code, so they may use
+SDK), the core (`mcpsite`), the apps (`approvals` and `audit`, then `notifications`, `mcp_tasks`
+and `operator_api` above them), the toolsets (`demo`: tools are application code, so they may use
 approvals), the composition root (`mcp_server`, with the process command `mcp_server.serve`) and,
 beside it, the Django project (`config`: settings, URLs, the Celery app), which nothing imports.
 """
@@ -17,14 +17,17 @@ from tests.packages import OURS
 ROOT = Path(__file__).resolve().parent.parent
 
 # package -> the packages its modules may import
-APPS = {"approvals", "notifications", "mcp_tasks", "operator_api"}
+APPS = {"approvals", "audit", "notifications", "mcp_tasks", "operator_api"}
 ALLOWED: dict[str, set[str]] = {
     "tools_app": {"tools_app"},
     "mcpsite": {"tools_app", "mcpsite"},
     "approvals": {"tools_app", "mcpsite", "approvals"},
+    # The tool-call audit log: its layer reads the core's log context and the framework's digest.
+    "audit": {"tools_app", "mcpsite", "audit"},
     "notifications": {"tools_app", "mcpsite", "approvals", "notifications"},
-    "mcp_tasks": {"tools_app", "mcpsite", "approvals", "mcp_tasks"},
-    "operator_api": {"tools_app", "mcpsite", "approvals", "mcp_tasks", "operator_api"},
+    # A task's run is audited as a call (its tool layers include the audit layer).
+    "mcp_tasks": {"tools_app", "mcpsite", "approvals", "audit", "mcp_tasks"},
+    "operator_api": {"tools_app", "mcpsite", "approvals", "audit", "mcp_tasks", "operator_api"},
     # Toolsets may use the apps (ARCHITECTURE.md, layer 4): `payments` opens approvals rows, and
     # `long_running` offers mcp_tasks' task view (MCP Apps, issue 30).
     "demo": {"tools_app", "mcpsite", "approvals", "mcp_tasks", "demo"},

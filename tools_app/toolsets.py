@@ -125,10 +125,15 @@ class _Entry:
     names: WireNames | None = None  # the public names of its questions (`tools_app.wirenames`)
     task: TaskSupport | None = None  # run as a durable task (`tools_app.tasking`, `mcp_tasks`)
     scopes: tuple[str, ...] = ()  # the OAuth scopes a call needs beyond the tenant's own (`Toolset.tool`)
+    audit_args: tuple[str, ...] = ()  # arguments safe to record in full in the audit log (`Toolset.tool`)
 
 
 class UndescribedScope(ToolsAppError, ValueError):
     """A tool names a scope its toolset does not describe (the consent page would have no words for it)."""
+
+
+class UnknownAuditArgument(ToolsAppError, ValueError):
+    """A tool marks an argument safe to audit that it does not take (a misspelling would record nothing)."""
 
 
 class Toolset:
@@ -154,6 +159,7 @@ class Toolset:
         task_retries: int = 0,
         ask_before_task: bool = False,
         scopes: Sequence[str] = (),
+        audit_args: Sequence[str] = (),
         ui: View | None = None,
         **kwargs: Any,
     ) -> Callable[[F], F]:
@@ -162,16 +168,23 @@ class Toolset:
         ``scopes``: the OAuth scopes a token needs to call it, each described by the toolset's
         ``scopes`` (a call without them is refused before it runs, `mcpsite.scopes`), and ``ui``:
         the MCP Apps view a host renders for a call (``_meta.ui.resourceUri``; the tool still
-        answers text for clients without Apps)."""
+        answers text for clients without Apps). ``audit_args``: the arguments whose values are safe
+        to record in full in the audit log (a path, a reference); of every other argument the log
+        keeps only a digest (`audit`)."""
         support = TaskSupport(task, task_retries, ask_before_task) if task is not None else None
         if isinstance(scopes, str):
             scopes = scopes.split()
+        if isinstance(audit_args, str):
+            audit_args = audit_args.split()
         if ui is not None:
             self.view(ui)
             kwargs["meta"] = {**(kwargs.get("meta") or {}), "ui": {"resourceUri": ui.uri}}
 
         def decorator(fn: F) -> F:
             where = f"tool {name or fn.__name__!r}"
+            unknown = [arg for arg in audit_args if arg not in inspect.signature(fn).parameters]
+            if unknown:
+                raise UnknownAuditArgument(f"{where} marks {', '.join(unknown)} safe to audit, which it does not take")
             undescribed = [scope for scope in scopes if scope not in self.scopes]
             if undescribed:
                 raise UndescribedScope(
@@ -181,7 +194,13 @@ class Toolset:
             check_resolvers(fn, where=where)
             registered = handing_over(fn) if support is not None and support.ask_before_task else fn
             entry = _Entry(
-                "tool", registered, {"name": name, **kwargs}, wire_names(fn, where=where), support, tuple(scopes)
+                "tool",
+                registered,
+                {"name": name, **kwargs},
+                wire_names(fn, where=where),
+                support,
+                tuple(scopes),
+                tuple(audit_args),
             )
             self._entries.append(entry)
             return fn
@@ -235,6 +254,14 @@ class Toolset:
             entry.kwargs.get("name") or entry.fn.__name__: entry.scopes
             for entry in self._entries
             if entry.kind == "tool" and entry.scopes
+        }
+
+    def tool_audit_args(self) -> dict[str, tuple[str, ...]]:
+        """Its tools that name arguments safe to audit in full, by registered name, and those names."""
+        return {
+            entry.kwargs.get("name") or entry.fn.__name__: entry.audit_args
+            for entry in self._entries
+            if entry.kind == "tool" and entry.audit_args
         }
 
     def tools(self) -> list[Tool]:

@@ -50,7 +50,7 @@ async def confirm_delete(path: str, ctx: Context) -> Confirm | Elicit[Confirm]:
     return Elicit(f"{path} has {file_count} file(s). Delete anyway?", Confirm)
 
 
-@toolset.tool(scopes=["files:write"])
+@toolset.tool(scopes=["files:write"], audit_args=["path"])
 async def delete_folder(
     path: str,
     ctx: Context,

@@ -30,7 +30,15 @@ from tests.conftest import LiveServer
 payments_enabled = approvals.payments_enabled
 server = approvals.server
 
-ALL_SCOPES = ["approvals:read", "approvals:write", "keys:rotate", "tenants:write", "tasks:read", "tasks:write"]
+ALL_SCOPES = [
+    "approvals:read",
+    "approvals:write",
+    "keys:rotate",
+    "tenants:write",
+    "tasks:read",
+    "tasks:write",
+    "audit:read",
+]
 OPS_PERMISSIONS = [
     "approvals.view_elicitation",
     "approvals.change_elicitation",
@@ -47,6 +55,7 @@ OPS_PERMISSIONS = [
     "mcpsite.change_memberrole",
     "mcp_tasks.view_task",
     "mcp_tasks.cancel_task",
+    "audit.view_toolcall",
 ]
 
 

@@ -40,6 +40,8 @@ ENDPOINTS = [
     ("GET", "/tasks/", "tasks:read", "mcp_tasks.view_task"),
     ("GET", "/tasks/tsk_none/", "tasks:read", "mcp_tasks.view_task"),
     ("POST", "/tasks/tsk_none/cancel/", "tasks:write", "mcp_tasks.cancel_task"),
+    ("GET", "/audit/", "audit:read", "audit.view_toolcall"),
+    ("GET", "/audit/stream/?since=2026-01-01T00:00:00Z", "audit:read", "audit.view_toolcall"),
 ]
 
 

@@ -12,6 +12,7 @@ BEATS_OWN = {
     "approvals.tasks.elicitations_expire",
     "approvals.tasks.elicitations_republish",
     "mcp_tasks.tasks.tasks_sweep",
+    "audit.tasks.toolcalls_purge",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from audit.layer import AuditToolCalls
 from mcp_server.compose import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
@@ -21,11 +22,12 @@ def test_server_is_named_for_its_audience_and_guards_its_state() -> None:
     server, _ = build_server(INFO)
     assert server.name == "mcpsite:acme"
     # First the call's log context, so every line of the call says which call it was; then the
-    # calls counted (outermost of the rest: it times every request), then the wire state, ahead of
-    # the SDK's built-ins.
+    # calls counted (outermost of the rest: it times every request), then each tool call audited
+    # (with the log context's request id), then the wire state, ahead of the SDK's built-ins.
     assert server.middleware[0] is log_context_layer
     assert isinstance(server.middleware[1], CountToolCalls)
-    assert server.middleware[2] is remember_wire_state
+    assert isinstance(server.middleware[2], AuditToolCalls)
+    assert server.middleware[3] is remember_wire_state
     assert any(isinstance(m, RefuseReplayedState) for m in server.middleware)
 
 
@@ -62,6 +64,7 @@ def test_every_layer_stands_in_its_one_order() -> None:
     assert [type(m).__name__ for m in server.middleware] == [
         "LogContextLayer",
         "CountToolCalls",
+        "AuditToolCalls",
         "function",
         "RequestStateBoundary",
         "OnlyTheRolesTools",
@@ -69,7 +72,7 @@ def test_every_layer_stands_in_its_one_order() -> None:
         "RefuseReplayedState",
         "HideAppsFromPlainClients",
     ]
-    assert server.middleware[2] is remember_wire_state
+    assert server.middleware[3] is remember_wire_state
     public, _ = build_server(TenantInfo(id=4, slug="open", name="Open", public=True, toolsets=("demo",), version="v1"))
     assert "OnlyTheRolesTools" not in [type(m).__name__ for m in public.middleware]  # anonymous callers hold no role
 

@@ -28,7 +28,7 @@ The package: `steps` (what authors return and receive), `store` (the port to the
 `fulfil` (`url_step` and each generation's fulfilment), `toolset` (`UrlModeToolset`).
 """
 
-from tools_app.urlmode.fulfil import arguments_digest, url_step
+from tools_app.urlmode.fulfil import arguments_digest, canonical_digest, url_step
 from tools_app.urlmode.steps import (
     Approval,
     Cancelled,
@@ -64,5 +64,6 @@ __all__ = [
     "UrlStep",
     "UrlStepStore",
     "arguments_digest",
+    "canonical_digest",
     "url_step",
 ]

@@ -124,8 +124,18 @@ def arguments_digest(server: Any, name: str, arguments: dict[str, Any]) -> str |
         return None
     meta = tool.fn_metadata
     validated = meta.arg_model.model_validate(meta.pre_parse_json(arguments)).model_dump(by_alias=True)
-    canonical = json.dumps(validated, sort_keys=True, separators=(",", ":"), default=_canonical)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return canonical_digest(validated)
+
+
+def canonical_digest(value: Any) -> str:
+    """SHA-256 of `value` as canonical JSON (sorted keys, no spaces, a Decimal by its value): the
+    one form every arguments digest is taken of. Called alone for arguments no tool validated (an
+    unknown tool, arguments it refused), which the audit log digests as sent (`audit.writer`)."""
+    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
+
+
+# Built once: `json.dumps` with options builds an encoder per call, most of a small digest's cost.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_canonical)
 
 
 def _require_url_elicitation(ctx: Context[Any, Any], *, tool: str, modern: bool) -> None:
