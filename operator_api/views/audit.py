@@ -32,6 +32,7 @@ from audit.conf import audit_settings
 from audit.models import ToolCall
 from operator_api import serializers as s
 from operator_api.pagination import NewestIdFirst
+from operator_api.views import by_choice
 
 READ = ("audit:read", "audit.view_toolcall")
 
@@ -75,10 +76,7 @@ class ToolCallViewSet(mixins.ListModelMixin, viewsets.GenericViewSet[ToolCall]):
         if getattr(self, "swagger_fake_view", False):
             return rows
         query = self.request.query_params
-        if "outcome" in query:
-            if query["outcome"] not in ToolCall.Outcome.values:
-                raise ValidationError({"outcome": f"one of {', '.join(ToolCall.Outcome.values)}"})
-            rows = rows.filter(outcome=query["outcome"])
+        rows = by_choice(rows, self.request, "outcome", ToolCall.Outcome)
         if "tenant" in query:
             rows = rows.filter(tenant__slug=query["tenant"])
         if "user" in query:

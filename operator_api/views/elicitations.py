@@ -19,7 +19,7 @@ from approvals.models import Elicitation, WebhookDelivery
 from approvals.services.staff import elicitation_end_by_staff
 from operator_api import serializers as s
 from operator_api.pagination import NewestReceivedFirst
-from operator_api.views import actor_of
+from operator_api.views import actor_of, by_choice
 
 READ = ("approvals:read", "approvals.view_elicitation")
 WRITE = ("approvals:write", "approvals.change_elicitation")
@@ -81,11 +81,9 @@ class ElicitationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         if self.action != "list" or getattr(self, "swagger_fake_view", False):  # or the schema generator
             return rows.prefetch_related("events__actor", "deliveries")
         query, now = self.request.query_params, timezone.now()
-        for field, param, choices in (("kind", "kind", Elicitation.Kind), ("status", "status", Elicitation.Status)):
-            if param in query:
-                if query[param] not in choices.values:
-                    raise ValidationError({param: f"one of {', '.join(choices.values)}"})
-                rows = rows.filter(**{field: query[param]})
+        rows = by_choice(
+            by_choice(rows, self.request, "kind", Elicitation.Kind), self.request, "status", Elicitation.Status
+        )
         if "tenant" in query:
             rows = rows.filter(tenant__slug=query["tenant"])
         if (older := _seconds(self.request, "older_than")) is not None:

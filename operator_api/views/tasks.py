@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
@@ -16,7 +16,7 @@ from rest_framework.serializers import Serializer
 from mcp_tasks import services
 from mcp_tasks.models import Task
 from operator_api import serializers as s
-from operator_api.views import actor_of
+from operator_api.views import actor_of, by_choice
 
 READ = ("tasks:read", "mcp_tasks.view_task")
 WRITE = ("tasks:write", "mcp_tasks.cancel_task")
@@ -39,10 +39,7 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         if self.action != "list" or getattr(self, "swagger_fake_view", False):
             return rows
         query = self.request.query_params
-        if "status" in query:
-            if query["status"] not in Task.Status.values:
-                raise ValidationError({"status": f"one of {', '.join(Task.Status.values)}"})
-            rows = rows.filter(status=query["status"])
+        rows = by_choice(rows, self.request, "status", Task.Status)
         if "tenant" in query:
             rows = rows.filter(tenant__slug=query["tenant"])
         if "tool" in query:
