@@ -105,12 +105,11 @@ class AuditToolCalls:
         params = ctx.params or {}
         tool = _tool_name(params)
         in_request = ctx.request is not None
-        context = logs.current()  # the log context layer's, outside this one: the caller read once
         self.writer.record(
             Call(
                 at=at,
                 tenant_id=self.tenant_id,
-                principal=context.caller or logs.principal_of(ctx),
+                principal=logs.principal_of(ctx),
                 tool=tool,
                 arguments=params.get("arguments"),
                 safe=self.safe_args.get(tool, ()),
@@ -118,7 +117,7 @@ class AuditToolCalls:
                 error_code=code,
                 seconds=seconds,
                 # A task's run has no request: its row names the task instead.
-                request_id=(context.request_id or "") if in_request else "",
+                request_id=(logs.current().request_id or "") if in_request else "",
                 generation=generation(ctx.protocol_version),
                 task_id="" if in_request else str(ctx.request_id or ""),
             )

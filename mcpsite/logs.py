@@ -61,7 +61,6 @@ class LogContext(NamedTuple):
     tenant: str | None = None
     tool: str | None = None
     principal: str | None = None
-    caller: Principal | None = None  # what `principal` hashes, for the audit (read once a call)
 
 
 _NONE = LogContext()
@@ -181,13 +180,11 @@ class LogContextLayer:
         if ctx.method == "tools/call" and ctx.params:
             name = ctx.params.get("name")
             tool = name[:128] if isinstance(name, str) else None  # the caller's text: bounded
-        caller = principal_of(ctx)
         context = LogContext(
             request_id=request_id,
             tenant=getattr(ctx.lifespan_context, "slug", None),
             tool=tool,
-            principal=principal_hash(caller),
-            caller=caller,
+            principal=principal_hash(principal_of(ctx)),
         )
         token = _context.set(context)
         try:
