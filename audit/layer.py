@@ -97,31 +97,27 @@ class AuditToolCalls:
         finally:
             outcome = _noted.get() or outcome
             _noted.reset(noted)
-            self._record(ctx, at, time.perf_counter() - started, outcome, code)
-
-    def _record(
-        self, ctx: ServerRequestContext[Any, Any], at: float, seconds: float, outcome: str, code: int | None
-    ) -> None:
-        params = ctx.params or {}
-        tool = _tool_name(params)
-        in_request = ctx.request is not None
-        self.writer.record(
-            Call(
-                at=at,
-                tenant_id=self.tenant_id,
-                principal=logs.principal_of(ctx),
-                tool=tool,
-                arguments=params.get("arguments"),
-                safe=self.safe_args.get(tool, ()),
-                outcome=outcome,
-                error_code=code,
-                seconds=seconds,
-                # A task's run has no request: its row names the task instead.
-                request_id=(logs.current().request_id or "") if in_request else "",
-                generation=generation(ctx.protocol_version),
-                task_id="" if in_request else str(ctx.request_id or ""),
+            # What the row needs, as it is (`Call`: the writer thread works out the rest).
+            params = ctx.params or {}
+            tool = _tool_name(params)
+            request = ctx.request
+            self.writer.record(
+                Call(
+                    at,
+                    self.tenant_id,
+                    logs.principal_of(ctx),
+                    tool,
+                    params.get("arguments"),
+                    self.safe_args.get(tool, ()),
+                    outcome,
+                    code,
+                    time.perf_counter() - started,
+                    # A task's run has no request: its row names the task instead.
+                    (logs.current().request_id or "") if request is not None else "",
+                    generation(ctx.protocol_version),
+                    "" if request is not None else str(ctx.request_id or ""),
+                )
             )
-        )
 
     def refused_scope(self, scope: Scope, body: Any, protocol_version: str | None) -> None:
         """Record the ``tools/call`` requests in `body` that an entry refused for the token's scopes."""
@@ -159,7 +155,7 @@ class AuditToolCalls:
 
 def _tool_name(params: Mapping[str, Any]) -> str:
     name = params.get("name")
-    return name[:128] if isinstance(name, str) else json.dumps(name)[:128]
+    return name[:128] if type(name) is str else json.dumps(name)[:128]
 
 
 def for_server(*, tenant_id: int, toolsets: Iterable[Toolset]) -> AuditToolCalls | None:

@@ -13,6 +13,7 @@ prints the mean time per call of each kind:
 
     .venv/bin/python bench/inproc.py [--calls 3000] [--only KIND ...] [--gap-us 300]
     .venv/bin/python bench/inproc.py --profile plain|round1|retry [--sort tottime] [--dump F]
+    .venv/bin/python bench/inproc.py --toggle-audit --only plain  # the audit log's cost per call
 
 Each line gives the wall time and the process's CPU time per call: on a shared machine the CPU
 figure is the one to compare (another process's load stretches the wall time, and much less the
@@ -150,6 +151,9 @@ async def measure(args: argparse.Namespace, token: str) -> None:
         one = kinds_of_call[kind]
         for _ in range(200):  # warm-up
             await one()
+        if args.toggle_audit:
+            await toggle_audit(one, n)
+            continue
         if args.profile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -177,6 +181,43 @@ async def measure(args: argparse.Namespace, token: str) -> None:
     await running
 
 
+async def toggle_audit(one: Callable[[], Awaitable[Any]], n: int, blocks: int = 20) -> None:
+    """The CPU per call with the tenant server's audit layer in place against taken out, in one
+    process: blocks of `n` / `blocks` calls, alternating, each block's writer flushed inside it (a
+    separate process per arm swings by tens of µs per call on its own). Prints both means and the
+    difference: what the audit costs a call, its writer's rows included."""
+    from audit.layer import AuditToolCalls
+    from audit.writer import writer
+    from mcp_server.registry import registry
+
+    tenant = registry.get("bench")
+    assert tenant is not None, "tenant bench is not served"
+    layers = tenant.server.middleware
+    audit = next(layer for layer in layers if isinstance(layer, AuditToolCalls))
+    place = layers.index(audit)
+    cpu = {"on": 0.0, "off": 0.0, "writing": 0.0}
+    per_block = max(1, n // blocks)
+    for block in range(blocks * 2):
+        arm = "on" if block % 2 == 0 else "off"
+        if arm == "off":
+            layers.remove(audit)
+        began = time.process_time()
+        for _ in range(per_block):
+            await one()
+        called = time.process_time()
+        await asyncio.to_thread(writer.flush)  # as its thread would, off the loop
+        cpu[arm] += time.process_time() - began
+        cpu["writing"] += time.process_time() - called
+        if arm == "off":
+            layers.insert(place, audit)
+    calls = per_block * blocks
+    on, off, writing = (cpu[arm] / calls * 1e6 for arm in ("on", "off", "writing"))
+    print(
+        f"audit on {on:8.1f} µs CPU, off {off:8.1f} µs CPU per call: {on - off:+.1f} µs ({off / on:.3f} off/on;"
+        f" {writing:.1f} µs of it writing the rows, {on - off - writing:.1f} µs on the call's path)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000)
@@ -186,6 +227,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--gap-us", type=float, default=0.0, help="idle the core this long before each timed call (as at c=1)"
+    )
+    parser.add_argument(
+        "--toggle-audit", action="store_true", help="the audit layer's cost: on against off, alternating in one process"
     )
     parser.add_argument("--sort", default="cumulative", help="cProfile's order for --profile (e.g. tottime)")
     parser.add_argument("--dump", help="also write --profile's stats to this file (pstats, e.g. for print_callers)")
