@@ -155,7 +155,7 @@ class AuditToolCalls:
 
 def _tool_name(params: Mapping[str, Any]) -> str:
     name = params.get("name")
-    return name[:128] if type(name) is str else json.dumps(name)[:128]
+    return name[:128] if isinstance(name, str) else json.dumps(name)[:128]
 
 
 def for_server(*, tenant_id: int, toolsets: Iterable[Toolset]) -> AuditToolCalls | None:

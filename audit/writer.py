@@ -28,6 +28,7 @@ import functools
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections import deque
@@ -186,8 +187,8 @@ def to_row(call: Call) -> Row:
     ten times more per row than the call they record (bench/audit.py)."""
     safe = "{}"
     if call.safe and isinstance(call.arguments, dict):
-        kept = {name: _bounded(call.arguments[name]) for name in call.safe if name in call.arguments}
-        safe = json.dumps(kept) if kept else safe
+        kept = [f"{json.dumps(name)}:{_bounded(call.arguments[name])}" for name in call.safe if name in call.arguments]
+        safe = _json_text("{" + ",".join(kept) + "}")
     return (
         datetime.fromtimestamp(call.at, UTC),
         call.tenant_id,
@@ -215,7 +216,7 @@ def insert(rows: list[Row]) -> None:
             # Binary: psycopg's C adapters write each value as the column's type (half the CPU of
             # the text format's per-value conversions); the types are the table's own, read once.
             types = _column_types(cursor)  # before the COPY: no other statement runs during one
-            set_json_dumps(_encoded, context=cursor.cursor)  # `arguments` is JSON text already
+            set_json_dumps(str, context=cursor.cursor)  # `arguments` is JSON text already (`to_row`)
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
                 copy.set_types(types)
                 for row in rows:
@@ -230,10 +231,6 @@ def insert(rows: list[Row]) -> None:
                 values = ", ".join([row_marks] * len(chunk))
                 params = [value for row in chunk for value in (adapt(row[0]), *row[1:])]
                 cursor.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", params)
-
-
-def _encoded(text: str) -> str:
-    return text
 
 
 _types: list[int] = []
@@ -273,23 +270,23 @@ def _text(value: str) -> str:
     return value.replace("\x00", "\ufffd") if "\x00" in value else value
 
 
-def _without_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return _text(value)
-    if isinstance(value, dict):
-        return {_text(str(key)): _without_nul(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_without_nul(item) for item in value]
-    return value
+# A NUL character as JSON text writes it: ``\u0000`` after an even number of backslashes (an odd one
+# is a backslash escaped, then the text "u0000").
+_JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
 
 
-def _bounded(value: Any) -> Any:
-    """A safe argument as recorded: as JSON has it (what is not JSON, as its text), without NUL
-    characters; by its size alone when it is longer than `SAFE_VALUE_MAX`."""
+def _json_text(text: str) -> str:
+    """JSON text as a database can keep it (`_text`): PostgreSQL's jsonb refuses ``\\u0000``."""
+    return _JSON_NUL.sub(r"\1\\ufffd", text) if "\\u0000" in text else text
+
+
+def _bounded(value: Any) -> str:
+    """A safe argument as recorded, as JSON text (what is not JSON, as its text); by its size
+    alone when it is longer than `SAFE_VALUE_MAX`."""
     encoded = json.dumps(value, default=str)
     if len(encoded) > SAFE_VALUE_MAX:
-        return f"<{len(encoded)} characters, not recorded>"
-    return _without_nul(json.loads(encoded))
+        return json.dumps(f"<{len(encoded)} characters, not recorded>")
+    return encoded
 
 
 writer = AuditWriter.from_settings()
