@@ -14,6 +14,7 @@ prints the mean time per call of each kind:
     .venv/bin/python bench/inproc.py [--calls 3000] [--only KIND ...] [--gap-us 300]
     .venv/bin/python bench/inproc.py --profile plain|round1|retry [--sort tottime] [--dump F]
     .venv/bin/python bench/inproc.py --toggle-audit --only plain  # the audit log's cost per call
+    .venv/bin/python bench/inproc.py --toggle-compiled --only plain  # compiled calls against the SDK's
 
 Each line gives the wall time and the process's CPU time per call: on a shared machine the CPU
 figure is the one to compare (another process's load stretches the wall time, and much less the
@@ -154,6 +155,9 @@ async def measure(args: argparse.Namespace, token: str) -> None:
         if args.toggle_audit:
             await toggle_audit(one, n)
             continue
+        if args.toggle_compiled:
+            await toggle_compiled(one, n)
+            continue
         if args.profile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -218,6 +222,40 @@ async def toggle_audit(one: Callable[[], Awaitable[Any]], n: int, blocks: int = 
     )
 
 
+async def toggle_compiled(one: Callable[[], Awaitable[Any]], n: int, blocks: int = 20) -> None:
+    """The CPU per call with the compiled tool calls (`mcp_server.compiled_calls`) against the SDK's
+    handler, alternating blocks of calls in one process, and the share of calls the compiled layer
+    answered while it was in place (issue 31)."""
+    from mcp_server.compiled_calls import CompiledToolCalls
+    from mcp_server.registry import registry
+
+    tenant = registry.get("bench")
+    assert tenant is not None, "tenant bench is not served"
+    layers = tenant.server.middleware
+    compiled = next(layer for layer in layers if isinstance(layer, CompiledToolCalls))
+    cpu = {"compiled": 0.0, "sdk": 0.0}
+    per_block = max(1, n // blocks)
+    taken = compiled.taken
+    for block in range(blocks * 2):
+        # ABBA: the second block of a pair costs more, whichever arm it is (seen: ~10 %), so each arm
+        # goes first in half the pairs.
+        arm = "compiled" if (block % 2 == 0) == (block % 4 < 2) else "sdk"
+        if arm == "sdk":
+            layers.remove(compiled)
+        began = time.process_time()
+        for _ in range(per_block):
+            await one()
+        cpu[arm] += time.process_time() - began
+        if arm == "sdk":
+            layers.append(compiled)
+    calls = per_block * blocks
+    fast, slow = (cpu[arm] / calls * 1e6 for arm in ("compiled", "sdk"))
+    print(
+        f"compiled {fast:8.1f} µs CPU, SDK's handler {slow:8.1f} µs CPU per call: {fast - slow:+.1f} µs"
+        f" ({slow / fast:.3f}x); the compiled layer answered {compiled.taken - taken} of its {calls} calls"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000)
@@ -230,6 +268,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--toggle-audit", action="store_true", help="the audit layer's cost: on against off, alternating in one process"
+    )
+    parser.add_argument(
+        "--toggle-compiled",
+        action="store_true",
+        help="the compiled tool calls against the SDK's handler, alternating in one process (issue 31)",
     )
     parser.add_argument("--sort", default="cumulative", help="cProfile's order for --profile (e.g. tottime)")
     parser.add_argument("--dump", help="also write --profile's stats to this file (pstats, e.g. for print_callers)")

@@ -247,6 +247,9 @@ MCPSITE: McpsiteSettings = {
     # The SDK's OpenTelemetry span per MCP message; by default on exactly when traces are exported
     # (the standard OTEL_EXPORTER_OTLP_* environment: `mcpsite.tracing`).
     "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", exporting()),
+    # A plain 2026-07-28 `tools/call` of a plain tool answered by our compiled layer instead of
+    # the SDK's generic handler, with the same answer (`mcp_server.compiled_calls`); off: the SDK's.
+    "COMPILED_CALLS": env_bool("MCPSITE_COMPILED_CALLS", True),
     # Prometheus metrics (`mcpsite.metrics`): counted unless off; /metrics answers loopback, and
     # elsewhere a bearer of METRICS_TOKEN; a tenant label only when asked for (small deployments).
     "METRICS": env_bool("MCPSITE_METRICS", True),

@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from approvals.step_store import ElicitationStepStore
 from audit import layer as audit_layer
 from audit.layer import AuditToolCalls
+from mcp_server.compiled_calls import CompiledToolCalls
 from mcp_server.endpoint import TenantEndpoint
 from mcp_server.sessions import CappedSessionManager
 from mcp_tasks.extension import TasksExtension
@@ -114,6 +115,9 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         hide_apps=hide_apps,
         # A public tenant's callers have no role; a refusal by role is the audit's to record.
         member_roles=None if info.public else OnlyTheRolesTools(on_refused=audit_layer.refused_by_role),
+        compiled_calls=CompiledToolCalls.for_server(server, [e for e in (tasks, apps) if e])
+        if site["COMPILED_CALLS"]
+        else None,
     )
 
     # 4. What the tenant serves: the spec methods no toolset provides, then its toolsets. Last, once
@@ -172,6 +176,7 @@ def layers(
     replay_guard: RefuseReplayedState,
     hide_apps: HideAppsFromPlainClients | None,
     member_roles: OnlyTheRolesTools | None = None,
+    compiled_calls: CompiledToolCalls | None = None,
 ) -> list[ServerMiddleware[Any]]:
     """Every layer a message passes, outermost first: ours around the SDK's, written once.
 
@@ -205,6 +210,9 @@ def layers(
         replay_guard,
         # No MCP Apps views, ui metadata or app-only tools for a client without the extension.
         *([hide_apps] if hide_apps is not None else []),
+        # Last, where the SDK's handler would be next: a plain 2026-07-28 call of a compiled tool
+        # is answered here, anything else goes on to the SDK's (`mcp_server.compiled_calls`).
+        *([compiled_calls] if compiled_calls is not None else []),
     ]
 
 

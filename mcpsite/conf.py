@@ -38,6 +38,7 @@ class McpsiteSettings(TypedDict):
     CALL_QUOTA_PER_PERSON: int
     SHUTDOWN_GRACE_SECONDS: float
     OTEL_SPANS: bool
+    COMPILED_CALLS: bool
     METRICS: bool
     METRICS_TOKEN: str
     METRICS_PER_TENANT: bool

@@ -77,6 +77,10 @@ TOOL_CALLS = Counter(
     "tools/call requests by tool and outcome (ok, tool_error, input_required, task, error).",
     ["tool", "outcome", *_TENANT],
 )
+COMPILED_TOOL_CALLS = Counter(
+    "mcpsite_compiled_tool_calls",
+    "tools/call requests answered by the compiled path (mcp_server.compiled_calls), not the SDK's handler.",
+)
 TOOL_CALL_SECONDS = Histogram(
     "mcpsite_tool_call_duration_seconds",
     "Time from a tools/call reaching the SDK to its answer, by tool.",

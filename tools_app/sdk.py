@@ -26,6 +26,10 @@ the rest inside its requestState boundary), which ``MCPServer(middleware=...)`` 
 `built_in_layers`; and the 2026-07-28 entry reads the lifespan's state from the manager (see
 `lifespan_state`).
 
+Run outside its runner: `serialize_result` is the runner's shaping of a handler's result, for
+`mcp_server.compiled_calls`, which answers a plain 2026-07-28 call of a plain tool without the SDK's
+handler (issue 31; held to the SDK's answers by `tests/mcp/test_compiled_calls_answer_as_the_sdk_does.py`).
+
 Replaced, not just read: the resolver's ``_render_request`` and ``_request_digest`` (module globals of
 ``mcp.server.mcpserver.resolve``), wrapped to keep a fixed form question's rendering
 (`memoize_form_questions`); and `serve_one` is the SDK's public one re-stated so that it skips
@@ -87,6 +91,8 @@ __all__ = [
     "lowlevel_server",
     "memoize_form_questions",
     "sdk_tool",
+    "sdk_tools",
+    "serialize_result",
     "serve_one",
 ]
 
@@ -201,3 +207,22 @@ async def serve_one(
     finally:
         if connection.exit_stack._exit_callbacks:
             await aclose_shielded(connection)
+
+
+def sdk_tools(server: MCPServer[Any]) -> list[Tool]:
+    """Every `Tool` record of `server` (`mcp_server.compiled_calls` compiles them when the tenant's
+    server is built). The same private ``_tool_manager`` as `sdk_tool`; its public ``list_tools``
+    answers wire `Tool` models, not the records."""
+    return server._tool_manager.list_tools()
+
+
+def serialize_result(server: Server[Any], method: str, version: str, result: Any) -> dict[str, Any]:
+    """The SDK's shaping of a handler's result for the wire (cache hints, the per-version surface's
+    sieve, ``resultType``, the ``serverInfo`` stamp), exactly as its runner does it after a handler.
+
+    `mcp_server.compiled_calls` answers a call without the SDK's handler and hands the result it
+    does not build itself to this, so it re-states none of it. It is ``ServerRunner._serialize``,
+    which reads only the server; a public "shape this result" function would replace it."""
+    runner = ServerRunner(server, None, None)  # type: ignore[arg-type]  # the connection is not read
+    shaped: dict[str, Any] = runner._serialize(method, version, result)
+    return shaped

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
@@ -22,7 +23,8 @@ import yaml
 from django.core.management import call_command
 
 from mcpsite.models import Tenant
-from tests.conftest import ROOT
+from tests.conftest import ROOT, LiveServer
+from tests.operate.scrape import moved, scrape
 
 INSTALL = ROOT / ".cache" / "conformance"
 RUNNER = INSTALL / "bin" / "conformance"
@@ -107,16 +109,54 @@ def describe(run: SuiteRun, scenarios: set[str]) -> str:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_every_scored_scenario_passes(
-    conformance_url: str, revision: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    live: LiveServer, conformance_url: str, revision: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    before = scrape(live.url)
     run = run_suite(conformance_url, tmp_path, "--requirements", revision)
+    after = scrape(live.url)
     required = scored(revision)
+    # The compiled tool calls' share (`mcp_server.compiled_calls`): what took the path of our own.
+    calls = sum(
+        moved(before, after, name, **dict(labels)) for name, labels in after if name == "mcpsite_tool_calls_total"
+    )
+    compiled = moved(before, after, "mcpsite_compiled_tool_calls_total")
     with capsys.disabled():
         print(f"\n{run.counts(f'--requirements {revision}')}; scored: {len(required & run.passing)}/{len(required)}")
+        print(f"tools/call at {revision}: {calls:.0f}, answered by the compiled path: {compiled:.0f}")
+    if revision == "2025-11-25":
+        assert compiled == 0, "a 2025-11-25 call took the compiled path"
+    else:
+        assert compiled > 0, "no conformance call took the compiled path"
 
     assert required <= run.checks.keys(), f"scored scenarios that did not run: {sorted(required - run.checks.keys())}"
     assert not required & run.failing, describe(run, required & run.failing)
     assert run.exit_code == 0, describe(run, run.failing)
+
+
+def test_every_2026_scenario_scores_alike_without_the_compiled_calls(
+    live: LiveServer,
+    conformance_url: str,
+    server_factory: Callable[..., LiveServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each 2026-07-28 scenario's checks come out the same from a server answering through the SDK's
+    handler only (``MCPSITE_COMPILED_CALLS=0``) as from the suite's (the compiled tool calls on,
+    `mcp_server.compiled_calls`): the differential test's conformance half (its corpus half is
+    `tests/mcp/test_compiled_calls_answer_as_the_sdk_does.py`)."""
+    sdk_only = server_factory(MCPSITE_COMPILED_CALLS="0")
+    try:
+        compiled = run_suite(conformance_url, tmp_path / "compiled", "--requirements", "2026-07-28")
+        handled = run_suite(sdk_only.mcp_url("conformance"), tmp_path / "sdk", "--requirements", "2026-07-28")
+    finally:
+        sdk_only.stop()
+
+    def outcomes(run: SuiteRun) -> dict[str, list[tuple[str, str]]]:
+        return {name: sorted((c["id"], c["status"]) for c in checks) for name, checks in run.checks.items()}
+
+    with capsys.disabled():
+        print(f"\n{compiled.counts('compiled calls on')}\n{handled.counts('compiled calls off')}")
+    assert compiled.checks and outcomes(compiled) == outcomes(handled)
 
 
 def test_whole_suite_fails_only_where_pending_or_the_baseline_says(

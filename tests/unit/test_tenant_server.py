@@ -31,6 +31,14 @@ def test_server_is_named_for_its_audience_and_guards_its_state() -> None:
     assert any(isinstance(m, RefuseReplayedState) for m in server.middleware)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_compiled_tool_calls_only_when_on(compiled: bool) -> None:
+    plain_tools = TenantInfo(id=5, slug="plain", name="Plain", public=False, toolsets=("conformance",), version="v1")
+    with override_settings(MCPSITE={**mcpsite_settings(), "COMPILED_CALLS": compiled}):
+        server, _ = build_server(plain_tools)
+    assert (type(server.middleware[-1]).__name__ == "CompiledToolCalls") is compiled
+
+
 @pytest.mark.parametrize("spans", [False, True])
 def test_opentelemetry_spans_only_when_asked_for(spans: bool) -> None:
     with override_settings(MCPSITE={**mcpsite_settings(), "OTEL_SPANS": spans}):
@@ -58,8 +66,11 @@ def test_every_layer_stands_in_its_one_order() -> None:
     """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
     call's log context, the calls counted, the sealed state noted outside the boundary, then a
     private tenant's member roles, our one round layer (question names and URL-mode steps), the
-    replay guard, and MCP Apps hidden from clients without them."""
-    payments = TenantInfo(id=3, slug="pay", name="Pay", public=False, toolsets=("demo", "payments"), version="v1")
+    replay guard, MCP Apps hidden from clients without them, and innermost the compiled tool calls
+    (`mcp_server.compiled_calls`), only when they are on."""
+    payments = TenantInfo(
+        id=3, slug="pay", name="Pay", public=False, toolsets=("demo", "payments", "conformance"), version="v1"
+    )
     server, _ = build_server(payments)
     assert [type(m).__name__ for m in server.middleware] == [
         "LogContextLayer",
@@ -71,10 +82,13 @@ def test_every_layer_stands_in_its_one_order() -> None:
         "RoundMiddleware",
         "RefuseReplayedState",
         "HideAppsFromPlainClients",
+        "CompiledToolCalls",
     ]
     assert server.middleware[3] is remember_wire_state
     public, _ = build_server(TenantInfo(id=4, slug="open", name="Open", public=True, toolsets=("demo",), version="v1"))
     assert "OnlyTheRolesTools" not in [type(m).__name__ for m in public.middleware]  # anonymous callers hold no role
+    # `demo`'s tools all ask questions or take a Context: none is compiled, so no compiled layer.
+    assert "CompiledToolCalls" not in [type(m).__name__ for m in public.middleware]
 
 
 def test_url_mode_steps_are_carried_only_for_a_url_mode_toolsets_tools() -> None:

@@ -1,0 +1,226 @@
+"""Compiled 2026-07-28 tool calls: the innermost layer, answering a plain ``tools/call`` of a plain
+tool without the SDK's generic handler (issue 31; DESIGN decision 1 is relaxed for this path only).
+
+What a plain call costs inside the SDK's handler is mostly generic machinery the tool does not use:
+the params validated again against the per-version surface and then as `CallToolRequestParams`, a
+`Context` built for a tool that takes none, the result converted through a pydantic adapter and
+then validated and dumped again through the per-version surface (about half of `_inner`'s time,
+`bench/inproc.py --profile plain`). When a tenant's server is built, `CompiledToolCalls.for_server`
+looks at each of its tools once and compiles the ones it can answer exactly as the SDK does:
+
+- the tool takes no `Context` and no `Resolve(...)` parameter, and does not run as a task;
+- its arguments are validated, its function called (a sync one on a worker thread) and its
+  failures worded by the SDK's own `Tool.run`, unchanged;
+- a ``str`` it returns becomes the result the SDK builds for it (text content, and the
+  ``{"result": ...}`` structured content when the tool declares that output); anything else goes
+  through the SDK's own ``convert_result`` and a plain JSON dump.
+
+Everything else is handed to the SDK's handler unchanged (``call_next``): another method, another
+protocol version, a tool that is not compiled, params with anything but ``name``, ``arguments`` and
+the request envelope's three ``_meta`` keys (``task``, ``inputResponses``, ``requestState``, a
+progress token, a log level), arguments that are not an object, or arguments the tool's model
+refuses (the SDK words that refusal). Being the innermost layer, every layer of ours and the SDK's
+requestState boundary run around it exactly as they do around the SDK's handler.
+
+`tests/mcp/test_compiled_calls_answer_as_the_sdk_does.py` plays a corpus of requests through a
+tenant served with and without this layer and requires the same answers and log lines; it fails
+when an SDK upgrade changes what this module re-states (the result's shape, the error wording).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension
+from mcp.server.lowlevel.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedResourceError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent
+from mcp_types.methods import validate_client_request
+
+from mcp_tasks.extension import TasksExtension
+from mcpsite.metrics import COMPILED_TOOL_CALLS, COUNTING
+from tools_app import sdk
+
+logger = logging.getLogger("mcp.server.mcpserver.server")
+"""The SDK's handler's logger: a failing compiled call logs the line the SDK's would, under its name."""
+
+VERSION = "2026-07-28"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+_ENVELOPE_META = frozenset(
+    {
+        "io.modelcontextprotocol/protocolVersion",
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/clientCapabilities",
+    }
+)
+_PLAIN_PARAMS = frozenset({"name", "arguments", "_meta"})
+_ENVELOPES_KEPT = 256
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    tool: Tool
+    text: bool
+    """The tool returns ``str``: the SDK's result for it is known (`_text_result`)."""
+    wraps_text: bool
+    """The tool declares the SDK's ``{"result": text}`` structured output for its ``str``."""
+
+
+class CompiledToolCalls:
+    """The innermost `ServerMiddleware`: a plain call of a compiled tool is answered here."""
+
+    def __init__(self, server: Server[Any], tools: Mapping[str, _Compiled]) -> None:
+        self._server = server
+        self._tools = dict(tools)
+        self._envelopes: dict[str, bool] = {}
+        # The SDK deep-copies its stamp for every answer; of a flat one (strings: the tenant's
+        # name, title and version) a shallow copy is the same fresh dict.
+        stamp = server.server_info_stamp
+        self._stamp = stamp if all(type(v) is str for v in stamp.values()) else None
+        self.taken = 0
+        """Calls answered here (the rest went to the SDK's handler); ``/metrics`` counts them too
+        (``mcpsite_compiled_tool_calls_total``), for the path's share of a deployment's calls."""
+
+    @classmethod
+    def for_server(cls, server: MCPServer[Any], extensions: Sequence[Extension] = ()) -> CompiledToolCalls | None:
+        """Compile the tools of `server` that it can (see the module's docstring); None if none.
+
+        `extensions` are the server's: an extension that intercepts ``tools/call`` wraps the SDK's
+        handler, which a compiled call does not run. The tasks extension passes every tool without
+        a task declaration straight through, so those are compiled; any other interceptor, and
+        nothing is."""
+        lowlevel = sdk.lowlevel_server(server)
+        if "tools/call" in lowlevel.cache_hints:
+            return None  # the SDK would stamp its cache hint on each result: not re-stated here
+        task_tools: set[str] = set()
+        for extension in extensions:
+            if isinstance(extension, TasksExtension):
+                task_tools |= extension.task_tools.keys()
+            elif type(extension).intercept_tool_call is not Extension.intercept_tool_call:
+                return None
+        compiled = {}
+        for tool in sdk.sdk_tools(server):
+            if tool.name in task_tools or tool.context_kwarg is not None or tool.resolved_params:
+                continue
+            if tool.fn_metadata.output_schema is None:
+                compiled[tool.name] = _Compiled(tool, text=_annotated_str(tool), wraps_text=False)
+            else:
+                wraps = _wraps_str(tool)
+                compiled[tool.name] = _Compiled(tool, text=wraps, wraps_text=wraps)
+        return cls(lowlevel, compiled) if compiled else None
+
+    def _plain_envelope(self, meta: Any) -> bool:
+        """Whether `meta` holds only the request envelope's keys, each as the SDK's surface types it.
+
+        The inbound ladder reads the envelope but does not type every part of it (a malformed
+        ``clientInfo`` passes it); the SDK's params check does, answering -32602. So each envelope is
+        checked once by that same check (`validate_client_request`) and remembered by its JSON text:
+        a client sends the same one on every call. With a plain name and object arguments (checked
+        by the caller), nothing else in plain params can fail it."""
+        if meta is None:
+            return True
+        if type(meta) is not dict or not meta.keys() <= _ENVELOPE_META:
+            return False
+        try:
+            key = json.dumps(meta, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return False
+        known = self._envelopes.get(key)
+        if known is None:
+            try:
+                validate_client_request("tools/call", VERSION, {"name": "", "_meta": meta})
+            except Exception:
+                known = False
+            else:
+                known = True
+            if len(self._envelopes) >= _ENVELOPES_KEPT:  # bounded whatever clients send
+                self._envelopes.clear()
+            self._envelopes[key] = known
+        return known
+
+    def _server_info(self) -> dict[str, Any]:
+        return dict(self._stamp) if self._stamp is not None else self._server.server_info_stamp
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params
+        if ctx.method != "tools/call" or ctx.protocol_version != VERSION or type(params) is not dict:
+            return await call_next(ctx)
+        name = params.get("name")
+        compiled = self._tools.get(name) if type(name) is str else None
+        if compiled is None or not params.keys() <= _PLAIN_PARAMS:
+            return await call_next(ctx)
+        meta, arguments = params.get("_meta"), params.get("arguments")
+        if not (arguments is None or type(arguments) is dict) or not self._plain_envelope(meta):
+            return await call_next(ctx)
+        tool = compiled.tool
+        try:
+            validated = tool.fn_metadata.validate_arguments(arguments or {})
+        except Exception:
+            return await call_next(ctx)  # the SDK validates them again and words the refusal
+        self.taken += 1
+        if COUNTING:
+            COMPILED_TOOL_CALLS.inc()
+        try:
+            value = await tool.fn_metadata.call_fn(tool.fn, tool.is_async, validated)
+            if compiled.text and type(value) is str:
+                return _text_result(value, compiled.wraps_text, self._server_info())
+            result: Any = tool.fn_metadata.convert_result(value)
+        except MCPError:
+            raise
+        except Exception as exc:
+            result = _failed(tool, exc)
+        return sdk.serialize_result(self._server, "tools/call", VERSION, result)
+
+
+def _annotated_str(tool: Tool) -> bool:
+    """A tool without structured output whose function is annotated ``-> str``."""
+    return getattr(tool.fn, "__annotations__", {}).get("return") in (str, "str")
+
+
+def _wraps_str(tool: Tool) -> bool:
+    """A tool whose declared structured output is the SDK's wrapping of a ``str``: ``{"result": text}``."""
+    metadata = tool.fn_metadata
+    fields = getattr(metadata.output_model, "model_fields", {})
+    if not metadata.wrap_output or list(fields) != ["result"]:
+        return False
+    field = fields["result"]
+    return field.annotation is str and not field.metadata  # a constrained str is the SDK's to check
+
+
+def _text_result(text: str, wrapped: bool, server_info: dict[str, Any]) -> dict[str, Any]:
+    """The SDK's answer to a tool that returned `text`: ``convert_result``'s `CallToolResult`, dumped
+    and sieved through the 2026-07-28 surface, with its ``resultType`` and ``serverInfo`` stamp."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if wrapped:
+        result["structuredContent"] = {"result": text}
+    result["isError"] = False
+    result["resultType"] = "complete"
+    result["_meta"] = {SERVER_INFO: server_info}
+    return result
+
+
+def _failed(tool: Tool, exc: Exception) -> CallToolResult:
+    """`Tool.run`'s wrapping of a failure, then `_handle_call_tool`'s log line and answer for it."""
+    if isinstance(exc, UnexpectedToolError | UnexpectedResourceError):
+        wrapped: ToolError = UnexpectedToolError(f"Error executing tool {tool.name}: {exc}")
+    elif isinstance(exc, ToolError | ResourceError):
+        wrapped = ToolError(f"Error executing tool {tool.name}: {exc}")
+    else:
+        wrapped = UnexpectedToolError(f"Error executing tool {tool.name}")
+    wrapped.__cause__ = exc
+    if isinstance(wrapped, UnexpectedToolError):
+        logger.error("Tool %r raised an unexpected exception", tool.name, exc_info=wrapped)
+    else:
+        logger.info("Tool %r failed: %r", tool.name, str(wrapped))
+    return CallToolResult(content=[TextContent(type="text", text=str(wrapped))], is_error=True)

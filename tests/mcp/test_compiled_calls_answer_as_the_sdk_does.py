@@ -1,0 +1,427 @@
+"""The compiled tool calls (`mcp_server.compiled_calls`) answer exactly as the SDK's handler does.
+
+A differential test: every request of the corpus below is played, in process, to the same tenant
+server twice, once with the compiled layer in place and once without it (the SDK's handler
+answers), and both must give the same status, headers, body (JSON-equal; a sealed requestState is
+compared after unsealing, without its ``iat`` and ``exp``) and log lines. A two-round call is
+played as a sequence on each path (round 1, then the retry with that path's own state: a state is
+spent once). The corpus holds valid calls of every outcome (text, other content, a tool error
+result, a tool that raises a tool error, an unexpected exception or a protocol error, a result the
+SDK converts, input required, a retry, a task), every kind of invalid envelope, params, arguments,
+header and state, and the methods and tools the layer must leave to the SDK; the test checks that
+the compiled layer answered the calls it should, and only those. When an SDK upgrade changes what
+the layer re-states (a result's shape, an error's wording or log line), this fails.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Resolve
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from bench.asgi import Exchange, post_scope
+from mcp_server.compiled_calls import CompiledToolCalls
+from mcp_server.compose import build_server
+from mcp_server.endpoint import TenantEndpoint
+from mcpsite.keyring import ring
+from tools_app import discovery
+from tools_app.tenant import TenantInfo
+from tools_app.toolsets import Elicit, Toolset
+
+PATH = "/t/differential/mcp"
+VERSION = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+}
+
+# ------------------------------------------------------------------ tools only this test serves
+
+fixtures = Toolset("differential", description="Tools of every shape the compiled layer meets")
+
+
+@fixtures.tool()
+async def shout(text: str, times: int = 1) -> str:
+    """Text, upper-cased `times` times."""
+    return " ".join([text.upper()] * times)
+
+
+@fixtures.tool(structured_output=False)
+def whisper(text: str) -> str:
+    """A sync tool (run on a worker thread) without structured output."""
+    return text.lower()
+
+
+@fixtures.tool()
+async def count(items: list[int]) -> int:
+    """Not text: the SDK converts the result."""
+    return sum(items)
+
+
+@fixtures.tool()
+async def lies() -> str:
+    """Declares text and returns a number: the SDK's conversion refuses it."""
+    return 5  # type: ignore[return-value]
+
+
+@fixtures.tool()
+async def brief(text: str) -> Annotated[str, Field(max_length=3)]:
+    """Declares a constrained text: the SDK's conversion checks it, so the result is not re-stated."""
+    return text
+
+
+@fixtures.tool()
+async def refuses(reason: str) -> str:
+    raise ToolError(reason)
+
+
+@fixtures.tool()
+async def crashes() -> str:
+    raise RuntimeError("secret internals")
+
+
+@fixtures.tool()
+async def protocol_error() -> str:
+    raise MCPError(code=-32042, message="no such thing here", data={"why": "fixture"})
+
+
+@fixtures.tool()
+async def answers_a_result() -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text="built by hand")], structured_content={"k": 1})
+
+
+class Pick(BaseModel):
+    pick: str
+
+
+async def ask_pick() -> Elicit[Pick]:
+    return Elicit("Which one?", Pick)
+
+
+@fixtures.tool()
+async def choose(label: str, pick: Annotated[Pick, Resolve(ask_pick)]) -> str:
+    return f"{label}: {pick.pick}"
+
+
+TOOLSETS = ("conformance", "differential")
+COMPILED = {
+    "brief",
+    "greet",
+    "shout",
+    "whisper",
+    "count",
+    "lies",
+    "refuses",
+    "crashes",
+    "protocol_error",
+    "answers_a_result",
+    "test_simple_text",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_error_handling",
+    "test_custom_header",
+}
+
+
+# ------------------------------------------------------------------ the corpus
+
+
+def body(method: str, params: Any = None, *, id: Any = 7) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def call(name: Any, arguments: Any = None, meta: dict[str, Any] | None = None, **extra: Any) -> bytes:
+    params: dict[str, Any] = {"name": name, "_meta": {**META, **(meta or {})}, **extra}
+    if arguments is not None:
+        params["arguments"] = arguments
+    return body("tools/call", params)
+
+
+def headers(payload: bytes, **change: str) -> list[tuple[str, str]]:
+    try:
+        message = json.loads(payload)
+    except ValueError:
+        message = None
+    if not isinstance(message, dict):
+        message = {}
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    base = {
+        "host": "127.0.0.1:8000",
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": VERSION,
+        "mcp-method": message.get("method", "tools/call"),
+        "content-length": str(len(payload)),
+    }
+    if isinstance(name, str):
+        base["mcp-name"] = name
+    base.update({key.replace("_", "-"): value for key, value in change.items()})
+    return [(k, v) for k, v in base.items() if v != ""]
+
+
+# name -> (body, header changes, taken by the compiled layer)
+CORPUS: dict[str, tuple[bytes, dict[str, str], bool]] = {
+    # Answered by the compiled layer: each outcome.
+    "text": (call("shout", {"text": "hi"}), {}, True),
+    "text, defaulted argument given": (call("shout", {"text": "hi", "times": 2}), {}, True),
+    "text, a number sent as a string (the SDK pre-parses JSON)": (call("shout", {"text": "a", "times": "3"}), {}, True),
+    "text, extra argument": (call("shout", {"text": "hi", "colour": "red"}), {}, True),
+    "sync tool, no structured output": (call("whisper", {"text": "LOUD"}), {}, True),
+    "a result the SDK converts": (call("count", {"items": [1, 2, 3]}), {}, True),
+    "a result the SDK's conversion refuses": (call("lies"), {}, True),
+    "a result built by the tool": (call("answers_a_result"), {}, True),
+    "a constrained text within its bound": (call("brief", {"text": "abc"}), {}, True),
+    "a constrained text beyond its bound": (call("brief", {"text": "abcdef"}), {}, True),
+    "tool error raised": (call("refuses", {"reason": "not today"}), {}, True),
+    "unexpected exception": (call("crashes"), {}, True),
+    "protocol error raised": (call("protocol_error"), {}, True),
+    "arguments absent": (call("test_simple_text"), {}, True),
+    "arguments null": (body("tools/call", {"name": "test_simple_text", "arguments": None, "_meta": META}), {}, True),
+    "no _meta": (body("tools/call", {"name": "test_simple_text"}), {}, False),
+    "image": (call("test_image_content", {}), {}, True),
+    "audio": (call("test_audio_content", {}), {}, True),
+    "embedded resource": (call("test_embedded_resource", {}), {}, True),
+    "several kinds of content": (call("test_multiple_content_types", {}), {}, True),
+    "error result": (call("test_error_handling", {}), {}, True),
+    "declared header matches": (call("test_custom_header", {"region": "eu"}), {"mcp_param_region": "eu"}, True),
+    # Refused before any handler: both paths alike, the layer never reached.
+    "declared header differs": (call("test_custom_header", {"region": "eu"}), {"mcp_param_region": "us"}, False),
+    "declared header missing": (call("test_custom_header", {"region": "eu"}), {}, False),
+    "Mcp-Name disagrees": (call("shout", {"text": "hi"}), {"mcp_name": "whisper"}, False),
+    "Mcp-Method disagrees": (call("shout", {"text": "hi"}), {"mcp_method": "tools/list"}, False),
+    "no routing headers": (call("shout", {"text": "hi"}), {"mcp_method": "", "mcp_name": ""}, False),
+    "unknown version header": (call("shout", {"text": "hi"}), {"mcp_protocol_version": "2099-01-01"}, False),
+    "parse error": (b'{"jsonrpc": "2.0", "id": 1, "method": ', {}, False),
+    "not JSON-RPC": (b'{"id": 1, "method": "tools/call"}', {}, False),
+    "batch": (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', {}, False),
+    "no SSE in Accept": (call("shout", {"text": "hi"}), {"accept": "application/json"}, False),
+    "foreign Host": (call("shout", {"text": "hi"}), {"host": "evil.example"}, False),
+    "envelope version disagrees": (
+        call("shout", {"text": "hi"}, {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}),
+        {},
+        False,
+    ),
+    "client info malformed": (call("shout", {"text": "hi"}, {"io.modelcontextprotocol/clientInfo": 5}), {}, False),
+    "capabilities malformed": (
+        call("shout", {"text": "hi"}, {"io.modelcontextprotocol/clientCapabilities": []}),
+        {},
+        False,
+    ),
+    # Left to the SDK's handler by the layer: it words the refusal, or the call is not plain.
+    "argument of the wrong type": (call("shout", {"text": 5}), {}, False),
+    "required argument missing": (call("shout", {}), {}, False),
+    "arguments not an object": (call("shout", ["hi"]), {}, False),
+    "arguments a string": (call("shout", "hi"), {}, False),
+    "unknown tool": (call("no_such_tool", {}), {}, False),
+    "name not a string": (call(5, {}), {"mcp_name": "5"}, False),
+    "name a list": (call(["shout"], {"text": "hi"}), {}, False),
+    "name missing": (body("tools/call", {"arguments": {}, "_meta": META}), {}, False),
+    "params not an object": (body("tools/call", ["shout"]), {}, False),
+    "unknown params key": (call("shout", {"text": "hi"}, surprise=1), {}, False),
+    "progress token": (call("shout", {"text": "hi"}, {"progressToken": "p-1"}), {}, False),
+    "progress token of the wrong type": (call("shout", {"text": "hi"}, {"progressToken": [1]}), {}, False),
+    "log level": (call("shout", {"text": "hi"}, {"io.modelcontextprotocol/logLevel": "info"}), {}, False),
+    "log level unknown": (call("shout", {"text": "hi"}, {"io.modelcontextprotocol/logLevel": "loud"}), {}, False),
+    "_meta not an object": (body("tools/call", {"name": "shout", "arguments": {"text": "hi"}, "_meta": 5}), {}, False),
+    "task asked of a plain tool": (call("shout", {"text": "hi"}, task={"ttl": 1000}), {}, False),
+    "requestState on a plain tool": (call("shout", {"text": "hi"}, requestState="forged"), {}, False),
+    "inputResponses on a plain tool": (call("shout", {"text": "hi"}, inputResponses={"x": {}}), {}, False),
+    "a tool that takes a Context": (call("test_tool_with_logging", {}), {}, False),
+    "a tool that asks (round 1)": (call("choose", {"label": "x"}), {}, False),
+    "a task tool, called plainly": (call("protocol_error_job", {}), {}, False),
+    "a task-required tool, called plainly": (call("failing_job", {}), {}, False),
+    "a sync tool's own result": (call("greet", {"name": "Ada"}), {}, True),
+    "tools/list": (body("tools/list", {"_meta": META}), {}, False),
+    "ping": (body("ping", {"_meta": META}), {}, False),
+    "unknown method": (body("no/such", {"_meta": META}), {}, False),
+    "notification": (json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled"}).encode(), {}, False),
+}
+
+
+# ------------------------------------------------------------------ playing both paths
+
+
+@pytest.fixture
+def served_fixtures(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setitem(discovery.toolsets, "differential", fixtures)
+    fixtures.name = "differential"
+    yield
+
+
+@pytest.fixture
+def loaded_ring() -> None:
+    ring.reload()  # the process's ring, as a server's start loads it: a round 1 seals under it
+
+
+@pytest.fixture
+async def endpoint(served_fixtures: None, loaded_ring: None) -> AsyncIterator[tuple[TenantEndpoint, list[Any]]]:
+    info = TenantInfo(id=1, slug="differential", name="Differential", public=True, toolsets=TOOLSETS, version="v1")
+    server, app = build_server(info)
+    assert isinstance(app, TenantEndpoint)
+    async with server.session_manager.run():
+        yield app, server.middleware
+
+
+def compiled_layer(layers: list[Any]) -> CompiledToolCalls:
+    layer = layers[-1]
+    assert isinstance(layer, CompiledToolCalls), "the compiled layer is the innermost"
+    return layer
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[tuple[str, str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((record.name, record.levelname, record.getMessage()))
+
+
+async def play(
+    app: TenantEndpoint, payload: bytes, change: dict[str, str], path: str = PATH
+) -> tuple[Any, list[tuple[str, str, str]]]:
+    """One exchange: (status, headers, body with each requestState unsealed) and its log lines."""
+    lines = Lines()
+    root = logging.getLogger()
+    root.addHandler(lines)
+    level = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        exchange = Exchange(payload)
+        await app(post_scope(path, headers(payload, **change)), exchange.receive, exchange.send)
+    finally:
+        root.removeHandler(lines)
+        root.setLevel(level)
+    status, _, answer = exchange.answer()
+    opened = unsealed(answer)
+    sent = dict(exchange.headers)
+    if opened is not answer:
+        del sent["content-length"]  # a sealed state's length varies with the times sealed in it
+    return (status, sent, opened), [line for line in lines.lines if not noise(line)]
+
+
+def noise(line: tuple[str, str, str]) -> bool:
+    """Lines that differ between any two exchanges whatever path answers: the asyncio debug chatter."""
+    return line[0] == "asyncio"
+
+
+def unsealed(answer: Any) -> Any:
+    """`answer` with its requestState opened with the site's ring, less the times it was minted at."""
+    if isinstance(answer, dict):
+        result = answer.get("result")
+        if isinstance(result, dict) and isinstance(result.get("requestState"), str):
+            claims = json.loads(ring.unseal(result["requestState"]))
+            claims.pop("iat"), claims.pop("exp")
+            answer = {**answer, "result": {**result, "requestState": claims}}
+    return answer
+
+
+async def both(
+    app: TenantEndpoint, layers: list[Any], payload: bytes, change: dict[str, str], path: str = PATH
+) -> tuple[Any, Any, int]:
+    """(compiled path's answer and lines, SDK path's, calls the compiled layer took)."""
+    layer = compiled_layer(layers)
+    before = layer.taken
+    compiled = await play(app, payload, change, path)
+    taken = layer.taken - before
+    layers.remove(layer)
+    try:
+        sdk = await play(app, payload, change, path)
+    finally:
+        layers.append(layer)
+    return compiled, sdk, taken
+
+
+pytestmark = [pytest.mark.django_db, pytest.mark.filterwarnings("ignore:The logging capability is deprecated")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", list(CORPUS))
+async def test_both_paths_answer_alike(endpoint: tuple[TenantEndpoint, list[Any]], case: str) -> None:
+    app, layers = endpoint
+    payload, change, takes = CORPUS[case]
+    compiled, sdk, taken = await both(app, layers, payload, change)
+    assert compiled[0] == sdk[0]
+    assert compiled[1] == sdk[1]
+    assert taken == (1 if takes else 0), "the compiled layer took what it should, and only that"
+
+
+@pytest.mark.anyio
+async def test_a_two_round_call_and_its_retry_answer_alike(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
+    """Round 1 asks (the SDK's handler, on both paths); each path's retry carries its own state."""
+    app, layers = endpoint
+    layer = compiled_layer(layers)
+    answers = []
+    for path in ("compiled", "sdk"):
+        if path == "sdk":
+            layers.remove(layer)
+        try:
+            first, first_lines = await play(app, call("choose", {"label": "x"}), {})
+            result = first[2]["result"]
+            assert result["resultType"] == "input_required"
+            # The state as the client got it (sealed), from a round played again: `play` opened it.
+            exchange = Exchange(call("choose", {"label": "x"}))
+            await app(post_scope(PATH, headers(exchange.body)), exchange.receive, exchange.send)
+            state = exchange.answer()[2]["result"]["requestState"]
+            (key,) = result["inputRequests"]
+            retry = call("choose", {"label": "x"}, inputResponses={key: {"action": "accept", "content": {"pick": "b"}}})
+            retry_state = json.loads(retry)
+            retry_state["params"]["requestState"] = state
+            payload = json.dumps(retry_state).encode()
+            second, second_lines = await play(app, payload, {})
+            replayed, _ = await play(app, payload, {})
+            answers.append((first, first_lines, second, second_lines, replayed))
+        finally:
+            if path == "sdk":
+                layers.append(layer)
+    compiled, sdk = answers
+    assert compiled == sdk
+    assert compiled[2][2]["result"]["content"][0]["text"] == "x: b"
+    replay_error = compiled[4][2]["error"]
+    assert (replay_error["code"], replay_error["message"]) == (-32602, "Invalid or expired requestState")
+
+
+@pytest.mark.anyio
+async def test_the_layer_compiles_the_plain_tools_and_only_them(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
+    _, layers = endpoint
+    layer = compiled_layer(layers)
+    served = {tool for toolset in TOOLSETS for tool in discovery.toolsets[toolset].tool_names()}
+    assert {name for name in served if name in layer} == COMPILED
+
+
+@pytest.mark.anyio
+async def test_the_corpus_reaches_every_outcome(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
+    """The corpus is worth something only if both paths produced each kind of answer: check it."""
+    app, _ = endpoint
+    seen: dict[str, str] = {}
+    for case, (payload, change, _) in CORPUS.items():
+        (status, _, answer), _ = await play(app, payload, change)
+        seen.setdefault(f"http {status}", case)
+        if isinstance(answer, dict) and "error" in answer:
+            seen.setdefault(f"error {answer['error']['code']}", case)
+        elif isinstance(answer, dict) and "result" in answer:
+            seen.setdefault("tool error" if answer["result"].get("isError") else answer["result"]["resultType"], case)
+    assert {"complete", "tool error", "input_required"} <= seen.keys()
+    assert {"http 200", "http 202", "http 400", "http 404", "http 406", "http 421"} <= seen.keys()
+    assert {
+        "error -32700",
+        "error -32600",
+        "error -32602",
+        "error -32601",
+        "error -32603",
+        "error -32042",
+    } <= seen.keys()
