@@ -193,72 +193,68 @@ def abba(block: int) -> bool:
     return (block % 2 == 0) == (block % 4 < 2)
 
 
-async def toggle_audit(one: Callable[[], Awaitable[Any]], n: int, blocks: int = 20) -> None:
-    """The CPU per call with the tenant server's audit layer in place against taken out, in one
-    process: blocks of `n` / `blocks` calls, alternating, each block's writer flushed inside it (a
-    separate process per arm swings by tens of µs per call on its own). Prints both means and the
-    difference: what the audit costs a call, its writer's rows included."""
-    from audit.layer import AuditToolCalls
-    from audit.writer import writer
+async def alternate(
+    one: Callable[[], Awaitable[Any]],
+    n: int,
+    layer_type: type,
+    after: Callable[[], Awaitable[Any]] | None = None,
+    blocks: int = 20,
+) -> tuple[float, float, float, Any]:
+    """Mean CPU µs per call of tenant `bench` with its layer of `layer_type` in place and taken out
+    (blocks of `n` / `blocks` calls, ABBA), and of that the part `after` took (run at the end of
+    each block, counted in its arm); and the layer."""
     from mcp_server.registry import registry
 
     tenant = registry.get("bench")
     assert tenant is not None, "tenant bench is not served"
     layers = tenant.server.middleware
-    audit = next(layer for layer in layers if isinstance(layer, AuditToolCalls))
-    place = layers.index(audit)
-    cpu = {"on": 0.0, "off": 0.0, "writing": 0.0}
+    layer = next(layer for layer in layers if isinstance(layer, layer_type))
+    place = layers.index(layer)
+    cpu = {"in": 0.0, "out": 0.0, "after": 0.0}
     per_block = max(1, n // blocks)
     for block in range(blocks * 2):
-        arm = "on" if abba(block) else "off"
-        if arm == "off":
-            layers.remove(audit)
+        arm = "in" if abba(block) else "out"
+        if arm == "out":
+            layers.remove(layer)
         began = time.process_time()
         for _ in range(per_block):
             await one()
         called = time.process_time()
-        await asyncio.to_thread(writer.flush)  # as its thread would, off the loop
+        if after is not None:
+            await after()
         cpu[arm] += time.process_time() - began
-        cpu["writing"] += time.process_time() - called
-        if arm == "off":
-            layers.insert(place, audit)
+        cpu["after"] += time.process_time() - called
+        if arm == "out":
+            layers.insert(place, layer)
     calls = per_block * blocks
-    on, off, writing = (cpu[arm] / calls * 1e6 for arm in ("on", "off", "writing"))
+    return cpu["in"] / calls * 1e6, cpu["out"] / calls * 1e6, cpu["after"] / calls * 1e6, layer
+
+
+async def toggle_audit(one: Callable[[], Awaitable[Any]], n: int) -> None:
+    """The CPU per call with the tenant server's audit layer in place against taken out, in one
+    process (`alternate`), each block's writer flushed inside it (a separate process per arm swings
+    by tens of µs per call on its own). Prints both means and the difference: what the audit costs
+    a call, its writer's rows included."""
+    from audit.layer import AuditToolCalls
+    from audit.writer import writer
+
+    on, off, writing, _ = await alternate(one, n, AuditToolCalls, after=lambda: asyncio.to_thread(writer.flush))
     print(
         f"audit on {on:8.1f} µs CPU, off {off:8.1f} µs CPU per call: {on - off:+.1f} µs ({off / on:.3f} off/on;"
         f" {writing:.1f} µs of it writing the rows, {on - off - writing:.1f} µs on the call's path)"
     )
 
 
-async def toggle_compiled(one: Callable[[], Awaitable[Any]], n: int, blocks: int = 20) -> None:
+async def toggle_compiled(one: Callable[[], Awaitable[Any]], n: int) -> None:
     """The CPU per call with the compiled tool calls (`mcp_server.compiled_calls`) against the SDK's
-    handler, alternating blocks of calls in one process, and the share of calls the compiled layer
-    answered while it was in place (issue 31)."""
+    handler, in one process (`alternate`), and how many calls the compiled layer answered while in
+    place (issue 31)."""
     from mcp_server.compiled_calls import CompiledToolCalls
-    from mcp_server.registry import registry
 
-    tenant = registry.get("bench")
-    assert tenant is not None, "tenant bench is not served"
-    layers = tenant.server.middleware
-    compiled = next(layer for layer in layers if isinstance(layer, CompiledToolCalls))
-    cpu = {"compiled": 0.0, "sdk": 0.0}
-    per_block = max(1, n // blocks)
-    taken = compiled.taken
-    for block in range(blocks * 2):
-        arm = "compiled" if abba(block) else "sdk"
-        if arm == "sdk":
-            layers.remove(compiled)
-        began = time.process_time()
-        for _ in range(per_block):
-            await one()
-        cpu[arm] += time.process_time() - began
-        if arm == "sdk":
-            layers.append(compiled)
-    calls = per_block * blocks
-    fast, slow = (cpu[arm] / calls * 1e6 for arm in ("compiled", "sdk"))
+    fast, slow, _, compiled = await alternate(one, n, CompiledToolCalls)
     print(
         f"compiled {fast:8.1f} µs CPU, SDK's handler {slow:8.1f} µs CPU per call: {fast - slow:+.1f} µs"
-        f" ({slow / fast:.3f}x); the compiled layer answered {compiled.taken - taken} of its {calls} calls"
+        f" ({slow / fast:.3f}x); the compiled layer answered {compiled.taken} calls of this process"
     )
 
 
