@@ -8,12 +8,16 @@ then validated and dumped again through the per-version surface (about half of `
 `bench/inproc.py --profile plain`). When a tenant's server is built, `CompiledToolCalls.for_server`
 looks at each of its tools once and compiles the ones it can answer exactly as the SDK does:
 
-- the tool takes no `Context` and no `Resolve(...)` parameter, and does not run as a task;
-- its arguments are validated, its function called (a sync one on a worker thread) and its
-  failures worded by the SDK's own `Tool.run`, unchanged;
+- the tool takes no `Context` and no `Resolve(...)` parameter, and does not run as a task (no
+  extension but Tasks intercepts ``tools/call``, and ``tools/call`` has no cache hint);
+- its arguments are validated and its function called (a sync one on a worker thread) by the SDK's
+  own `validate_arguments` and `call_fn`;
 - a ``str`` it returns becomes the result the SDK builds for it (text content, and the
-  ``{"result": ...}`` structured content when the tool declares that output); anything else goes
-  through the SDK's own ``convert_result`` and a plain JSON dump.
+  ``{"result": ...}`` structured content when the tool declares that output, unconstrained);
+  anything else goes through the SDK's own ``convert_result`` and the runner's shaping for the wire
+  (`tools_app.sdk.serialize_result`); a failure is worded and logged as `Tool.run` and the SDK's
+  handler word and log it, then shaped the same way. These two, the text result and the failure's
+  words, are all this module re-states.
 
 Everything else is handed to the SDK's handler unchanged (``call_next``): another method, another
 protocol version, a tool that is not compiled, params with anything but ``name``, ``arguments`` and
