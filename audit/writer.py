@@ -33,6 +33,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -56,6 +57,14 @@ Python) could wait whole switch intervals: p99 at c = 1 was 2.76 ms with the aud
 it off (bench/run). A pause must block: ``time.sleep(0)`` releases the GIL and takes it straight
 back, on one core before the other thread can run."""
 YIELD_SECONDS = 0.0001
+
+
+def in_turns(items: list[Any]) -> Iterator[list[Any]]:
+    """`items` in slices of `YIELD_EVERY`, pausing `YIELD_SECONDS` after each: the event loop's turn."""
+    for start in range(0, len(items), YIELD_EVERY):
+        yield items[start : start + YIELD_EVERY]
+        time.sleep(YIELD_SECONDS)
+
 
 SAFE_VALUE_MAX = 1024
 """Characters of JSON one safe argument may take in a row; a longer value is recorded by its size."""
@@ -129,10 +138,7 @@ class AuditWriter:
     def _write(self, batch: list[Call]) -> int:
         close_old_connections()  # a long-lived thread: its connection may have gone stale
         try:
-            rows = []
-            for start in range(0, len(batch), YIELD_EVERY):
-                rows.extend([to_row(call) for call in batch[start : start + YIELD_EVERY]])
-                time.sleep(YIELD_SECONDS)  # the event loop's turn (`YIELD_EVERY`)
+            rows = [to_row(call) for turn in in_turns(batch) for call in turn]
         except Exception:
             logger.exception("audit: %d tool-call rows not written", len(batch))
             metrics.AUDIT_DROPPED_WRITE.inc(len(batch))
@@ -232,10 +238,9 @@ def insert(rows: list[Row]) -> None:
             set_json_dumps(str, context=cursor.cursor)  # `arguments` is JSON text already (`to_row`)
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
                 copy.set_types(types)
-                for start in range(0, len(rows), YIELD_EVERY):
-                    for row in rows[start : start + YIELD_EVERY]:
+                for turn in in_turns(rows):
+                    for row in turn:
                         copy.write_row(row)
-                    time.sleep(YIELD_SECONDS)  # the event loop's turn (`YIELD_EVERY`)
         else:
             # Many rows a statement: SQLite lets go of the GIL at every statement it steps, and an
             # executemany of one row each handed the GIL back and forth with the event loop per row.

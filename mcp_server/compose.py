@@ -84,6 +84,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
     sdk.memoize_form_questions(fixed=is_rendered_once)  # the SDK's form questions rendered once per schema
     tasks = TasksExtension.for_toolsets(served)
     apps = apps_extension(served)
+    extensions = [e for e in (tasks, apps) if e]
     server: MCPServer[TenantInfo] = MCPServer(
         name=info.audience,
         title=info.name,
@@ -93,7 +94,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
             codec=PayloadNotingCodec(ring), ttl=site["REQUEST_STATE_TTL"], audience=info.audience
         ),
         log_level=settings.LOG_LEVEL,
-        extensions=[e for e in (tasks, apps) if e] or None,
+        extensions=extensions or None,
         tools=[tool for toolset in served for tool in toolset.tools()],
         token_verifier=verifier,
         auth=auth,
@@ -115,9 +116,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         hide_apps=hide_apps,
         # A public tenant's callers have no role; a refusal by role is the audit's to record.
         member_roles=None if info.public else OnlyTheRolesTools(on_refused=audit_layer.refused_by_role),
-        compiled_calls=CompiledToolCalls.for_server(server, [e for e in (tasks, apps) if e])
-        if site["COMPILED_CALLS"]
-        else None,
+        compiled_calls=CompiledToolCalls.for_server(server, extensions) if site["COMPILED_CALLS"] else None,
     )
 
     # 4. What the tenant serves: the spec methods no toolset provides, then its toolsets. Last, once
