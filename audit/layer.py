@@ -43,6 +43,7 @@ from tools_app.principal import Principal
 from tools_app.toolsets import Toolset
 
 Outcome = ToolCall.Outcome
+_new_call = tuple.__new__
 
 _OUTCOMES = {
     "ok": Outcome.RESULT,
@@ -74,7 +75,6 @@ class AuditToolCalls:
         if ctx.method != "tools/call":
             return await call_next(ctx)
         at, started = time.time(), time.perf_counter()
-        noted = _noted.set(None)
         outcome: str = Outcome.PROTOCOL_ERROR
         code: int | None = INTERNAL_ERROR  # what anything but an MCPError is answered with
         try:
@@ -95,27 +95,34 @@ class AuditToolCalls:
                 code = None
             raise
         finally:
-            outcome = _noted.get() or outcome
-            _noted.reset(noted)
+            noted = _noted.get()
+            if noted is not None:  # an inner layer said how it refused this call; the next is unmarked
+                outcome = noted
+                _noted.set(None)
             # What the row needs, as it is (`Call`: the writer thread works out the rest).
             params = ctx.params or {}
             tool = _tool_name(params)
             request = ctx.request
             self.writer.record(
-                Call(
-                    at,
-                    self.tenant_id,
-                    logs.principal_of(ctx),
-                    tool,
-                    params.get("arguments"),
-                    self.safe_args.get(tool, ()),
-                    outcome,
-                    code,
-                    time.perf_counter() - started,
-                    # A task's run has no request: its row names the task instead.
-                    (logs.current().request_id or "") if request is not None else "",
-                    generation(ctx.protocol_version),
-                    "" if request is not None else str(ctx.request_id or ""),
+                # A Call as `tuple.__new__` builds it: the NamedTuple's own constructor is a Python
+                # function call (0.66 µs against 0.17 here).
+                _new_call(
+                    Call,
+                    (
+                        at,
+                        self.tenant_id,
+                        logs.principal_of(ctx),
+                        tool,
+                        params.get("arguments"),
+                        self.safe_args.get(tool, ()),
+                        outcome,
+                        code,
+                        time.perf_counter() - started,
+                        # A task's run has no request: its row names the task instead.
+                        (logs.current().request_id or "") if request is not None else "",
+                        generation(ctx.protocol_version),
+                        "" if request is not None else str(ctx.request_id or ""),
+                    ),
                 )
             )
 

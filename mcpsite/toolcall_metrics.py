@@ -43,9 +43,13 @@ def generation(version: str | None) -> str:
 def tool_outcome(result: HandlerResult) -> str:
     """How a tool call the SDK answered ended: input_required, task, tool_error or ok (also read
     by the audit log, `audit.layer`)."""
-    if is_input_required(result):
+    if type(result) is dict:  # the wire shape every call path answers with: one lookup each
+        kind, failed = result.get("resultType"), result.get("isError") is True
+        if kind == "input_required":
+            return "input_required"
+    elif is_input_required(result):
         return "input_required"
-    if isinstance(result, Mapping):
+    elif isinstance(result, Mapping):
         kind, failed = result.get("resultType"), result.get("isError") is True
     else:
         kind, failed = getattr(result, "result_type", None), getattr(result, "is_error", False) is True
@@ -86,11 +90,12 @@ class CountToolCalls:
         tenant = (ctx.lifespan_context.slug,) if self.per_tenant and ctx.lifespan_context is not None else ()
         is_call = ctx.method == "tools/call"
         started = time.perf_counter()
-        outcome, result = "error", None
+        outcome = called = "error"
         try:
             result = await call_next(ctx)
-            if is_input_required(result):
-                outcome = "input_required"
+            called = tool_outcome(result)  # any method's result: "input_required" or "ok" but for a call
+            if called == "input_required":
+                outcome = called
                 self._child(metrics.INPUT_REQUIRED_ROUNDS, ctx.method, *tenant).inc()
             else:
                 outcome = "ok"
@@ -100,7 +105,6 @@ class CountToolCalls:
             if is_call:
                 tool = self._tool(ctx.params)
                 self._child(metrics.TOOL_CALL_SECONDS, tool, *tenant).observe(time.perf_counter() - started)
-                called = tool_outcome(result) if outcome == "ok" else outcome
                 self._child(metrics.TOOL_CALLS, tool, called, *tenant).inc()
 
 

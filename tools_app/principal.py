@@ -21,8 +21,18 @@ class Principal(NamedTuple):
     def of_token(cls, token: AccessToken | None) -> Principal:
         if token is None:
             return ANONYMOUS
+        # The token verifier hands every request of a token the one object it built (its cache),
+        # and a call asks twice (its log context, its audit row): the principal is remembered per
+        # token object. The entry holds the token, so its id cannot name another object meanwhile.
+        known = _by_token.get(id(token))
+        if known is not None and known[0] is token:
+            return known[1]
         client_id, issuer, subject = principal_components(token)
-        return cls(client_id or "", issuer or "", subject or "")
+        principal = cls(client_id or "", issuer or "", subject or "")
+        if len(_by_token) >= _TOKENS_REMEMBERED:
+            _by_token.clear()
+        _by_token[id(token)] = (token, principal)
+        return principal
 
     @classmethod
     def current(cls) -> Principal:
@@ -35,3 +45,7 @@ class Principal(NamedTuple):
 
 
 ANONYMOUS = Principal()
+
+_TOKENS_REMEMBERED = 4096
+_by_token: dict[int, tuple[AccessToken, Principal]] = {}
+"""The principal of each token object seen lately (`Principal.of_token`); cleared when full."""

@@ -131,11 +131,31 @@ def canonical_digest(value: Any) -> str:
     """SHA-256 of `value` as canonical JSON (sorted keys, no spaces, a Decimal by its value): the
     one form every arguments digest is taken of. Called alone for arguments no tool validated (an
     unknown tool, arguments it refused), which the audit log digests as sent (`audit.writer`)."""
-    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
-# Built once: `json.dumps` with options builds an encoder per call, most of a small digest's cost.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_canonical)
+def _canonical_json() -> Callable[[Any], str]:
+    """The canonical form's encoder, built once. `json.JSONEncoder.encode` builds its C encoder
+    anew on every call (with a dict to detect cycles), most of a small digest's cost; built once
+    here with the same arguments, less the cycle check: a value parsed from JSON, or a model's
+    dump of one, has no cycle (one would end in RecursionError, not ValueError). What it writes is
+    `JSONEncoder.encode`'s, to the character (tests/unit/test_canonical_digest.py)."""
+    options = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_canonical)
+    make = getattr(json.encoder, "c_make_encoder", None)  # untyped: the C accelerator's, or None
+    if make is None:  # a Python built without the C accelerator: the encoder as it is
+        return options.encode
+    encode = make(
+        None, options.default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+    )  # markers, default, encoder, indent, key and item separators, sort_keys, skipkeys, allow_nan
+
+    def canonical(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return canonical
+
+
+canonical_json = _canonical_json()
+"""`value` as canonical JSON text (`canonical_digest`'s form)."""
 
 
 def _require_url_elicitation(ctx: Context[Any, Any], *, tool: str, modern: bool) -> None:
