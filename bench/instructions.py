@@ -11,7 +11,9 @@ depend on what else runs. So: `bench/inproc.py` (the ASGI application in process
 deployed when ``MCPSITE_DATABASE_URL`` is set, the writer thread writing its rows) runs under
 valgrind's callgrind, once with few calls and once with more, with the audit off
 (``MCPSITE_AUDIT=0``) and on; the difference between the two counts, over the difference in calls,
-is what one call costs, the process's start-up cancelled out. The rows are written in one batch
+is what one call costs, the process's start-up cancelled out. Nothing runs by the clock meanwhile
+(`UNTIMED`; Redis as deployed, so no embedded beat): a periodic job's passes would make the count
+depend on how long the run took, that is on the machine's load. The rows are written in one batch
 at shutdown (a busy server writes batches of ``MCPSITE_AUDIT_BATCH_SIZE``, 2,000). For the two-round call, the
 ``retry`` kind: each of its calls is a round 1 and its retry (two audit rows).
 
@@ -33,19 +35,30 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = {"plain": "plain", "two-round": "retry"}
 CONFIGS = {"off": "0", "on": "1"}
 REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+UNTIMED = {
+    # Nothing that runs by the clock: under valgrind a run lasts minutes, longer the busier the
+    # machine, and each pass of a periodic job (the poll's key-ring reload, a token's re-verification
+    # when its cache entry lapses, the embedded beat) would add its instructions to the count.
+    # The rows are written in one batch, at shutdown, not every FLUSH_SECONDS in batches of a few
+    # dozen rows (a batch's own cost spread over few rows); a busy server's batches hold thousands.
+    "MCPSITE_AUDIT_FLUSH_SECONDS": "3600",
+    "MCPSITE_POLL_SECONDS": "3600",
+    "MCPSITE_TOKEN_CACHE_SECONDS": "3600",
+}
 
 
-def instructions(config: str, kind: str, calls: int) -> int:
-    """Instructions the whole `bench/inproc.py` process executed for `calls` calls of `kind`."""
-    # The rows are written in one batch, at shutdown: under valgrind a call takes ~50 times as long,
-    # and the writer's flush every FLUSH_SECONDS would write a batch of a few dozen rows each time,
-    # not the thousands a busy server's batch holds (a batch's own cost, spread over few rows).
-    env = {**os.environ, "MCPSITE_AUDIT": CONFIGS[config], "MCPSITE_AUDIT_FLUSH_SECONDS": "3600"}
+def instructions(config: str, kind: str, calls: int, redis_db: int) -> int:
+    """Instructions the whole `bench/inproc.py` process executed for `calls` calls of `kind`, with
+    a Redis database of its own (the channel layer's groups live in it: another run's start-up
+    publishes events, a new token's among them, that this one would otherwise handle)."""
+    redis = urlsplit(os.environ["MCPSITE_REDIS_URL"])._replace(path=f"/{redis_db}").geturl()
+    env = {**os.environ, "MCPSITE_AUDIT": CONFIGS[config], "MCPSITE_REDIS_URL": redis, **UNTIMED}
     argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
     argv += [str(ROOT / "bench" / "inproc.py"), "--calls", str(calls), "--only", KINDS[kind]]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -64,6 +77,9 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is missing: apt-get install valgrind")
+    if not os.environ.get("MCPSITE_REDIS_URL"):
+        # Without a broker the embedded beat runs in the process, every few seconds (`bench/run` sets it).
+        raise SystemExit("MCPSITE_REDIS_URL is not set: the embedded beat would run during the count")
     few, many = (int(n) for n in args.calls.split(","))
     # Once alone first: each run migrates and seeds the site (`bench/inproc.py`), and runs at once
     # would race to create the same rows.
@@ -73,8 +89,13 @@ def main() -> None:
         capture_output=True,
     )
     runs = [(config, kind, n) for kind in KINDS for config in CONFIGS for n in (few, many)]
+
+    def count(db: int) -> int:  # run `db` gets Redis database `db` (1, 2, ...)
+        config, kind, calls = runs[db - 1]
+        return instructions(config, kind, calls, db)
+
     with ThreadPoolExecutor(args.jobs) as pool:
-        counted = dict(zip(runs, pool.map(lambda run: instructions(*run), runs), strict=True))
+        counted = dict(zip(runs, pool.map(count, range(1, len(runs) + 1)), strict=True))
     per_call = {
         kind: {config: (counted[config, kind, many] - counted[config, kind, few]) / (many - few) for config in CONFIGS}
         for kind in KINDS
