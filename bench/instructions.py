@@ -2,7 +2,7 @@
 does not move (issue 28 item 3, beside `bench/audit.py`'s rates).
 
     BENCH_SCRIPT=bench/instructions.py bench/run     # ~8 min: 8 runs under valgrind, one per core at a time
-    MCPSITE_DATABASE_URL=<pg> .venv/bin/python bench/instructions.py --calls 200,700
+    MCPSITE_DATABASE_URL=<pg> MCPSITE_REDIS_URL=<redis> .venv/bin/python bench/instructions.py --calls 200,700
 
 On this 2-core machine, shared with other work, the rates of two runs of one server swing by up to
 a sixth within a minute (`bench/audit.py` prints each run), while the audit costs ~5 % of a plain

@@ -43,14 +43,12 @@ def generation(version: str | None) -> str:
 def tool_outcome(result: HandlerResult) -> str:
     """How a tool call the SDK answered ended: input_required, task, tool_error or ok (also read
     by the audit log, `audit.layer`)."""
-    if type(result) is dict:  # the wire shape every call path answers with: one lookup each
+    if isinstance(result, Mapping):  # the wire shape every call path answers with: one lookup each
         kind, failed = result.get("resultType"), result.get("isError") is True
         if kind == "input_required":
             return "input_required"
-    elif is_input_required(result):
+    elif is_input_required(result):  # a typed InputRequiredResult
         return "input_required"
-    elif isinstance(result, Mapping):
-        kind, failed = result.get("resultType"), result.get("isError") is True
     else:
         kind, failed = getattr(result, "result_type", None), getattr(result, "is_error", False) is True
     if kind == "task":
