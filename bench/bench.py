@@ -11,7 +11,7 @@ other load on the machine fall on all of them alike):
 - peer-db: django-mcpz with its own bearer-token app (a query per call): what its docs set up.
            Reported, not a target.
 
-Parts: 1. plain call (wrk), 2. two-round call (bench/two_round.py), 3. codec (bench/codec.py),
+Parts: 1. plain call (wrk), 2. two-round call (wrk, bench/two_round.lua), 3. codec (bench/codec.py),
 4. URL-mode completion latency (bench/completion.py: two processes of ours, webhook to one, the
 waiting client on the other), 5. scale (bench/scale.py: 100,000 pending elicitations, the retry
 round's lookup and the admin list), 6. tenants (bench/tenants.py: start-up and RSS with 0, 1,000 and
@@ -62,6 +62,24 @@ PLAIN_BODY = json.dumps(
     }
 )
 PLAIN_EXPECT = "echo: hi"
+# The two-round call: `greet` asks a form question (its key, from round 1), the retry answers it.
+FORM_META = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+GREET = {"name": "greet", "arguments": {"name": "ann"}}
+ROUND_1_BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**GREET, "_meta": FORM_META}})
+RETRY_BODY = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            **GREET,
+            "inputResponses": {"%s": {"action": "accept", "content": {"colour": "blue"}}},
+            "requestState": "%s",
+            "_meta": FORM_META,
+        },
+    }
+)
+TWO_ROUND_EXPECT = "hello ann in blue"
 SERVERS = ("ours", "bare", "peer", "peer-db")
 TARGET_PEER = "peer"
 
@@ -317,15 +335,11 @@ def verify(server: Server) -> bytes | None:
 # --- measuring --------------------------------------------------------------------------------
 
 
-def wrk_plain(server: Server, concurrency: int, duration: float, load_cpu: str | None) -> dict[str, Any]:
+def _wrk(
+    server: Server, script: str, env: dict[str, str], concurrency: int, duration: float, load_cpu: str | None
+) -> dict[str, Any]:
+    """Run wrk with one of our Lua scripts; its ``BENCH_RESULT`` line, every answer checked."""
     prefix = ["taskset", "-c", load_cpu] if load_cpu else []
-    env = {
-        **os.environ,
-        "BENCH_BODY": PLAIN_BODY,
-        "BENCH_TOKEN": server.token,
-        "BENCH_TOOL": "echo",
-        "BENCH_EXPECT": PLAIN_EXPECT,
-    }
     argv = [
         *prefix,
         "wrk",
@@ -336,19 +350,25 @@ def wrk_plain(server: Server, concurrency: int, duration: float, load_cpu: str |
         "10s",
         "--latency",
         "-s",
-        str(BENCH / "plain.lua"),
+        str(BENCH / script),
         server.url,
     ]
-    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        argv, env={**os.environ, "BENCH_TOKEN": server.token, **env}, capture_output=True, text=True, check=True
+    ).stdout
     line = next((ln for ln in out.splitlines() if ln.startswith("BENCH_RESULT ")), None)
     if line is None:
         raise RuntimeError(f"wrk printed no result:\n{out}")
-    raw = json.loads(line.removeprefix("BENCH_RESULT "))
+    raw: dict[str, Any] = json.loads(line.removeprefix("BENCH_RESULT "))
     errors = sum(raw["errors"].values()) + raw["bad"]
     if errors:
-        raise RuntimeError(f"{server.name} plain c={concurrency}: {errors} bad responses or socket errors: {raw}")
+        raise RuntimeError(f"{server.name} {script} c={concurrency}: {errors} bad responses or socket errors: {raw}")
+    return raw
+
+
+def _measured(raw: dict[str, Any], done: int) -> dict[str, Any]:
     return {
-        "throughput": raw["requests"] / (raw["duration_us"] / 1e6),
+        "throughput": done / (raw["duration_us"] / 1e6),
         "p50_ms": raw["latency_us"]["50"] / 1000,
         "p99_ms": raw["latency_us"]["99"] / 1000,
         "percentiles_ms": {p: v / 1000 for p, v in raw["latency_us"].items()},
@@ -356,34 +376,23 @@ def wrk_plain(server: Server, concurrency: int, duration: float, load_cpu: str |
     }
 
 
+def wrk_plain(server: Server, concurrency: int, duration: float, load_cpu: str | None) -> dict[str, Any]:
+    env = {"BENCH_BODY": PLAIN_BODY, "BENCH_TOOL": "echo", "BENCH_EXPECT": PLAIN_EXPECT}
+    raw = _wrk(server, "plain.lua", env, concurrency, duration, load_cpu)
+    return _measured(raw, raw["requests"])
+
+
 def two_round(server: Server, concurrency: int, duration: float, load_cpu: str | None) -> dict[str, Any]:
-    prefix = ["taskset", "-c", load_cpu] if load_cpu else []
-    argv = [
-        *prefix,
-        PY,
-        str(BENCH / "two_round.py"),
-        server.url,
-        server.token,
-        "--concurrency",
-        str(concurrency),
-        "--duration",
-        f"{duration:g}",
-        "--warmup",
-        "1",
-    ]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-    raw = json.loads(last_line(out).removeprefix("BENCH_RESULT "))
-    if raw["errors"] or not raw["calls"]:
-        raise RuntimeError(
-            f"{server.name} two-round c={concurrency}: {raw['errors']} failed calls: {raw['error_samples']}"
-        )
-    return {
-        "throughput": raw["calls"] / (raw["duration_us"] / 1e6),
-        "p50_ms": raw["latency_us"]["50"] / 1000,
-        "p99_ms": raw["latency_us"]["99"] / 1000,
-        "percentiles_ms": {p: v / 1000 for p, v in raw["latency_us"].items()},
-        "requests": raw["calls"] * 2,
-    }
+    """The two-round call (`greet`), driven by wrk (`two_round.lua`): the throughput is completed
+    calls (a round 1 and its retry) a second; the latencies are per request (per round)."""
+    env = {"BENCH_BODY": ROUND_1_BODY, "BENCH_RETRY": RETRY_BODY, "BENCH_EXPECT": TWO_ROUND_EXPECT}
+    raw = _wrk(server, "two_round.lua", env, concurrency, duration, load_cpu)
+    if not raw["calls"]:
+        raise RuntimeError(f"{server.name} two-round c={concurrency}: no call completed: {raw}")
+    measured = _measured(raw, raw["calls"])
+    # Each call is two requests; a round 1 left unanswered when the run ended is not a call.
+    measured["requests"] = raw["calls"] * 2
+    return measured
 
 
 def profile(server: Server, args: argparse.Namespace, stamp: str) -> None:

@@ -144,8 +144,8 @@ class Server:
 
 
 class Connection:
-    """A keep-alive HTTP/1.1 connection posting `echo` calls to any tenant's path (as `two_round.py`,
-    small so the client costs less CPU than the server it drives)."""
+    """A keep-alive HTTP/1.1 connection posting `echo` calls to any tenant's path (small, so
+    the client costs less CPU than the server it drives)."""
 
     def __init__(self, port: int) -> None:
         self.port = port
