@@ -145,7 +145,8 @@ async def measure(args: argparse.Namespace, token: str) -> None:
     kinds = [args.profile] if args.profile else args.only or ["plain", "round1", "retry"]
     for kind in kinds:
         n = args.calls
-        retries = [await caller.round1() for _ in range(n + 200)] if kind == "retry" else []
+        arms = 2 if args.toggle_audit or args.toggle_compiled else 1  # `alternate` plays n calls in each arm
+        retries = [await caller.round1() for _ in range(arms * n + 200)] if kind == "retry" else []
         kinds_of_call: dict[str, Callable[[], Awaitable[Any]]] = {
             "plain": caller.plain,
             "round1": caller.round1,

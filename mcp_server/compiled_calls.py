@@ -8,22 +8,28 @@ then validated and dumped again through the per-version surface (about half of `
 `bench/inproc.py --profile plain`). When a tenant's server is built, `CompiledToolCalls.for_server`
 looks at each of its tools once and compiles the ones it can answer exactly as the SDK does:
 
-- the tool takes no `Context` and no `Resolve(...)` parameter, and does not run as a task (no
-  extension but Tasks intercepts ``tools/call``, and ``tools/call`` has no cache hint);
-- its arguments are validated and its function called (a sync one on a worker thread) by the SDK's
-  own `validate_arguments` and `call_fn`;
+- the tool takes no `Context` and does not run as a task (no extension but Tasks intercepts
+  ``tools/call``, and ``tools/call`` has no cache hint);
+- a tool without ``Resolve(...)`` parameters has its arguments validated and its function called
+  (a sync one on a worker thread) by the SDK's own `validate_arguments` and `call_fn`;
+- a tool with them is run by the SDK's own `Tool.run` (arguments, resolvers, the form or URL-mode
+  questions, the answers of a retry), handed the SDK's `Context` built as its handler builds it,
+  after the round's replay claim is in (`mcpsite.keyring.settle_claim`, which guards the SDK's
+  handler the same way); a retry's params are checked and typed first by the SDK's two checks, in
+  its runner's order;
 - a ``str`` it returns becomes the result the SDK builds for it (text content, and the
   ``{"result": ...}`` structured content when the tool declares that output, unconstrained);
   anything else goes through the SDK's own ``convert_result`` and the runner's shaping for the wire
   (`tools_app.sdk.serialize_result`); a failure is worded and logged as `Tool.run` and the SDK's
   handler word and log it, then shaped the same way. These two, the text result and the failure's
-  words, are all this module re-states.
+  words and log line, are all this module re-states.
 
 Everything else is handed to the SDK's handler unchanged (``call_next``): another method, another
 protocol version, a tool that is not compiled, params with anything but ``name``, ``arguments`` and
-the request envelope's three ``_meta`` keys (``task``, ``inputResponses``, ``requestState``, a
-progress token, a log level), arguments that are not an object, or arguments the tool's model
-refuses (the SDK words that refusal). Being the innermost layer, every layer of ours and the SDK's
+the request envelope's three ``_meta`` keys (``task``, a progress token, a log level; and
+``inputResponses`` and ``requestState`` for a tool without resolvers), arguments that are not an
+object, arguments the model of a tool without resolvers refuses (the SDK words that refusal), or a
+retry's params either of the SDK's checks refuses. Being the innermost layer, every layer of ours and the SDK's
 requestState boundary run around it exactly as they do around the SDK's handler.
 
 `tests/mcp/test_compiled_calls_answer_as_the_sdk_does.py` plays a corpus of requests through a
@@ -42,14 +48,16 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension
 from mcp.server.lowlevel.server import Server
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedResourceError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 from mcp_types.methods import validate_client_request
+from pydantic import ValidationError
 
 from mcp_tasks.extension import TasksExtension
+from mcpsite.keyring import settle_claim
 from mcpsite.metrics import COMPILED_TOOL_CALLS, COUNTING
 from tools_app import sdk
 
@@ -66,6 +74,7 @@ _ENVELOPE_META = frozenset(
     }
 )
 _PLAIN_PARAMS = frozenset({"name", "arguments", "_meta"})
+_ROUND_PARAMS = _PLAIN_PARAMS | {"inputResponses", "requestState"}
 _ENVELOPES_KEPT = 256
 
 
@@ -76,18 +85,26 @@ class _Compiled:
     """The tool returns ``str``: the SDK's result for it is known (`_text_result`)."""
     wraps_text: bool
     """The tool declares the SDK's ``{"result": text}`` structured output for its ``str``."""
+    resolving: bool = False
+    """The tool has ``Resolve(...)`` parameters: the SDK's `Tool.run` resolves and calls it."""
 
 
 class CompiledToolCalls:
     """The innermost `ServerMiddleware`: a plain call of a compiled tool is answered here."""
 
-    def __init__(self, server: Server[Any], tools: Mapping[str, _Compiled]) -> None:
-        self._server = server
+    def __init__(self, server: MCPServer[Any], tools: Mapping[str, _Compiled]) -> None:
+        self._mcp_server = server
+        self._server: Server[Any] = sdk.lowlevel_server(server)
+        self._subscriptions = sdk.subscriptions(server)
+        entry = self._server.get_request_handler("tools/call")
+        assert entry is not None, "an MCPServer serves tools/call"
+        self._params_type = entry.params_type
+        """What the SDK's runner types a call's params as for its handler (`CallToolRequestParams`)."""
         self._tools = dict(tools)
         self._envelopes: dict[str, bool] = {}
         # The SDK deep-copies its stamp for every answer; of a flat one (strings: the tenant's
         # name, title and version) a shallow copy is the same fresh dict.
-        stamp = server.server_info_stamp
+        stamp = self._server.server_info_stamp
         self._stamp = stamp if all(type(v) is str for v in stamp.values()) else None
         self.taken = 0
         """Calls answered here (the rest went to the SDK's handler); ``/metrics`` counts them too
@@ -112,14 +129,15 @@ class CompiledToolCalls:
                 return None
         compiled = {}
         for tool in sdk.sdk_tools(server):
-            if tool.name in task_tools or tool.context_kwarg is not None or tool.resolved_params:
+            if tool.name in task_tools or tool.context_kwarg is not None:
                 continue
+            resolving = bool(tool.resolved_params)
             if tool.fn_metadata.output_schema is None:
-                compiled[tool.name] = _Compiled(tool, text=_annotated_str(tool), wraps_text=False)
+                compiled[tool.name] = _Compiled(tool, text=_annotated_str(tool), wraps_text=False, resolving=resolving)
             else:
                 wraps = _wraps_str(tool)
-                compiled[tool.name] = _Compiled(tool, text=wraps, wraps_text=wraps)
-        return cls(lowlevel, compiled) if compiled else None
+                compiled[tool.name] = _Compiled(tool, text=wraps, wraps_text=wraps, resolving=resolving)
+        return cls(server, compiled) if compiled else None
 
     def _plain_envelope(self, meta: Any) -> bool:
         """Whether `meta` holds only the request envelope's keys, each as the SDK's surface types it.
@@ -162,7 +180,11 @@ class CompiledToolCalls:
             return await call_next(ctx)
         name = params.get("name")
         compiled = self._tools.get(name) if type(name) is str else None
-        if compiled is None or not params.keys() <= _PLAIN_PARAMS:
+        if compiled is None:
+            return await call_next(ctx)
+        if compiled.resolving:
+            return await self._resolving(ctx, call_next, compiled, params)
+        if not params.keys() <= _PLAIN_PARAMS:
             return await call_next(ctx)
         meta, arguments = params.get("_meta"), params.get("arguments")
         if not (arguments is None or type(arguments) is dict) or not self._plain_envelope(meta):
@@ -177,6 +199,59 @@ class CompiledToolCalls:
             COMPILED_TOOL_CALLS.inc()
         try:
             value = await tool.fn_metadata.call_fn(tool.fn, tool.is_async, validated)
+            if compiled.text and type(value) is str:
+                return _text_result(value, compiled.wraps_text, self._server_info())
+            result: Any = tool.fn_metadata.convert_result(value)
+        except MCPError:
+            raise
+        except Exception as exc:
+            result = _failed(tool, exc)
+        return sdk.serialize_result(self._server, "tools/call", VERSION, result)
+
+    async def _resolving(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, compiled: _Compiled, params: dict[str, Any]
+    ) -> HandlerResult:
+        """A round of a tool with ``Resolve(...)`` parameters: round 1, or a retry carrying answers
+        and the (already verified and unsealed) state. The SDK's `Tool.run` resolves and calls the
+        tool, with the SDK's `Context` built as its handler builds it; only the params it is handed
+        are checked here instead of in the runner, and the result shaped as the plain path does.
+
+        Round 1 (a name, object arguments, the envelope) hands the `Context` no params: all it
+        reads of them, ``input_responses`` and ``request_state``, are None on both. A retry's params
+        are checked and typed by the SDK's own two checks, in the runner's order (the per-version
+        surface, then the handler's params type); anything either refuses goes to the SDK, which
+        words the refusal."""
+        keys = params.keys()
+        arguments = params.get("arguments")
+        if not keys <= _ROUND_PARAMS or not (arguments is None or type(arguments) is dict):
+            return await call_next(ctx)
+        typed: Any = None
+        if keys <= _PLAIN_PARAMS:
+            if not self._plain_envelope(params.get("_meta")):
+                return await call_next(ctx)
+        else:
+            try:
+                validate_client_request("tools/call", VERSION, params)
+                typed = self._params_type.model_validate(params, by_name=False)
+            except Exception:
+                return await call_next(ctx)
+        # Nothing of the tool, its resolvers included, runs before the round's replay claim is in
+        # (a state claimed before raises the frozen refusal here, as in front of the SDK's handler).
+        await settle_claim(ctx.method)
+        self.taken += 1
+        if COUNTING:
+            COMPILED_TOOL_CALLS.inc()
+        tool = compiled.tool
+        context = Context(
+            request_context=ctx, mcp_server=self._mcp_server, input_params=typed, subscriptions=self._subscriptions
+        )
+        try:
+            value = await tool.run(typed.arguments or {} if typed is not None else arguments or {}, context)
+        except MCPError:
+            raise
+        except Exception as exc:
+            return sdk.serialize_result(self._server, "tools/call", VERSION, _answered(tool.name, exc))
+        try:
             if compiled.text and type(value) is str:
                 return _text_result(value, compiled.wraps_text, self._server_info())
             result: Any = tool.fn_metadata.convert_result(value)
@@ -223,8 +298,18 @@ def _failed(tool: Tool, exc: Exception) -> CallToolResult:
     else:
         wrapped = UnexpectedToolError(f"Error executing tool {tool.name}")
     wrapped.__cause__ = exc
-    if isinstance(wrapped, UnexpectedToolError):
-        logger.error("Tool %r raised an unexpected exception", tool.name, exc_info=wrapped)
+    return _answered(tool.name, wrapped)
+
+
+def _answered(name: str, exc: Exception) -> CallToolResult:
+    """`_handle_call_tool`'s log line and answer for what `Tool.run` raised (always wrapped by it)."""
+    if isinstance(exc, ToolError) and not isinstance(exc, UnexpectedToolError):
+        if isinstance(exc.__cause__, ValidationError):
+            # Field names only: the rejected values are the caller's data.
+            fields = sorted({".".join(str(part) for part in err["loc"]) for err in exc.__cause__.errors()})
+            logger.info("Tool %r rejected arguments: %r", name, fields)
+        else:
+            logger.info("Tool %r failed: %r", name, str(exc))
     else:
-        logger.info("Tool %r failed: %r", tool.name, str(wrapped))
-    return CallToolResult(content=[TextContent(type="text", text=str(wrapped))], is_error=True)
+        logger.error("Tool %r raised an unexpected exception", name, exc_info=exc)
+    return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)

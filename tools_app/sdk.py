@@ -209,6 +209,14 @@ async def serve_one(
             await aclose_shielded(connection)
 
 
+def subscriptions(server: MCPServer[Any]) -> Any:
+    """The server's subscription bus, which its handler hands every tool's `Context`.
+
+    `mcp_server.compiled_calls` builds that `Context` as the handler does; a public accessor on
+    `MCPServer` would replace this."""
+    return server._subscriptions
+
+
 def sdk_tools(server: MCPServer[Any]) -> list[Tool]:
     """Every `Tool` record of `server` (`mcp_server.compiled_calls` compiles them when the tenant's
     server is built). The same private ``_tool_manager`` as `sdk_tool`; its public ``list_tools``

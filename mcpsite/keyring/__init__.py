@@ -20,7 +20,7 @@ from mcpsite.keyring.codec import (
 )
 from mcpsite.keyring.heartbeat import PROCESS_ID, heartbeat_beat, heartbeat_forget
 from mcpsite.keyring.redisclaim import ClaimUnavailable, RedisClaims
-from mcpsite.keyring.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state
+from mcpsite.keyring.replay import PayloadNotingCodec, RefuseReplayedState, remember_wire_state, settle_claim
 from mcpsite.keyring.rotation import (
     KeyRingRefused,
     Rollout,
@@ -57,4 +57,5 @@ __all__ = [
     "remember_wire_state",
     "ring",
     "seal_material",
+    "settle_claim",
 ]

@@ -135,11 +135,19 @@ async def _settle(current: _Round, method: str) -> None:
         raise _refuse()
 
 
+async def settle_claim(method: str) -> None:
+    """What a method's handler awaits before it runs anything of the tool: the claim of the round's
+    state, sent by `RefuseReplayedState` ahead of it (a no-op for a request without one). Raises the
+    frozen refusal if the state was claimed before. `guard_handlers` puts it in front of the SDK's
+    handlers; `mcp_server.compiled_calls`, answering in place of the handler, awaits it itself."""
+    current = _round.get()
+    if current is not None:
+        await _settle(current, method)
+
+
 def _settled_first(handler: RequestHandler[Any, Any]) -> RequestHandler[Any, Any]:
     async def settled_first(ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
-        current = _round.get()
-        if current is not None:
-            await _settle(current, ctx.method)
+        await settle_claim(ctx.method)
         return await handler(ctx, params)
 
     return settled_first

@@ -17,16 +17,20 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
 import pytest
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Resolve
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from approvals.models import Elicitation
 from bench.asgi import Exchange, post_scope
 from mcp_server.compiled_calls import CompiledToolCalls
 from mcp_server.compose import build_server
@@ -42,6 +46,9 @@ META = {
     "io.modelcontextprotocol/protocolVersion": VERSION,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
 }
+URL_CAPABLE: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}}
+"""The `_meta` of a client that also takes URL-mode questions (payments, approvals)."""
+URL_TOOLS = {"pay_deposit", "request_refund"}
 
 # ------------------------------------------------------------------ tools only this test serves
 
@@ -102,7 +109,12 @@ class Pick(BaseModel):
     pick: str
 
 
+RESOLVER_RUNS: list[str] = []
+"""Each run of `ask_pick`'s body: a replayed retry must not run it (the claim comes first)."""
+
+
 async def ask_pick() -> Elicit[Pick]:
+    RESOLVER_RUNS.append("ask_pick")
     return Elicit("Which one?", Pick)
 
 
@@ -111,9 +123,91 @@ async def choose(label: str, pick: Annotated[Pick, Resolve(ask_pick)]) -> str:
     return f"{label}: {pick.pick}"
 
 
-TOOLSETS = ("conformance", "differential")
+class Size(BaseModel):
+    size: int = Field(ge=1, le=10)
+
+
+async def ask_size() -> Elicit[Size]:
+    return Elicit("How big?", Size)
+
+
+@fixtures.tool()
+async def choose_two(
+    label: str, pick: Annotated[Pick, Resolve(ask_pick)], size: Annotated[Size, Resolve(ask_size)]
+) -> str:
+    """Two independent questions, asked in one round."""
+    return f"{label}: {pick.pick} x{size.size}"
+
+
+@fixtures.tool()
+async def choose_or_not(pick: Annotated[ElicitationResult[Pick], Resolve(ask_pick)]) -> str:
+    """Takes the outcome itself (accepted, declined or cancelled)."""
+    return f"picked {pick.data.pick}" if isinstance(pick, AcceptedElicitation) else f"no pick: {pick.action}"
+
+
+def upper_label(label: str) -> str:
+    """A pure resolver (sync: on a worker thread) reading a tool argument by name."""
+    return label.upper()
+
+
+@fixtures.tool()
+async def tagged(label: str, tag: Annotated[str, Resolve(upper_label)]) -> str:
+    return f"{label} [{tag}]"
+
+
+async def ask_pick_in_context(ctx: Context) -> Elicit[Pick]:
+    """A resolver that takes the SDK's `Context`: the compiled path builds it as the handler does."""
+    return Elicit(f"Which one, {ctx.protocol_version} ({ctx.client_capabilities is not None})?", Pick)
+
+
+async def picked_size(pick: Annotated[Pick, Resolve(ask_pick_in_context)], ctx: Context) -> int:
+    """A resolver depending on another one, and on the context."""
+    return len(pick.pick) + (ctx.request_state is not None)
+
+
+@fixtures.tool()
+async def asks_in_context(label: str, size: Annotated[int, Resolve(picked_size)]) -> dict[str, Any]:
+    """Not text: the SDK converts the result (structured)."""
+    return {"label": label, "size": size}
+
+
+async def resolver_refuses(label: str) -> str:
+    raise ToolError(f"no {label} today")
+
+
+@fixtures.tool()
+async def resolver_fails(label: str, value: Annotated[str, Resolve(resolver_refuses)]) -> str:
+    return value
+
+
+async def resolver_crashes() -> str:
+    raise RuntimeError("resolver internals")
+
+
+@fixtures.tool()
+async def resolver_breaks(value: Annotated[str, Resolve(resolver_crashes)]) -> str:
+    return value
+
+
+@fixtures.tool()
+async def resolved_but_lies(tag: Annotated[str, Resolve(upper_label)], label: str) -> str:
+    """Declares text and returns a number: the conversion refuses it, after the resolvers ran."""
+    return 5  # type: ignore[return-value]
+
+
+TOOLSETS = ("conformance", "differential", "payments")
 COMPILED = {
     "brief",
+    "choose",
+    "choose_two",
+    "choose_or_not",
+    "pay_deposit",
+    "request_refund",
+    "tagged",
+    "asks_in_context",
+    "resolver_fails",
+    "resolver_breaks",
+    "resolved_but_lies",
     "greet",
     "shout",
     "whisper",
@@ -241,7 +335,59 @@ CORPUS: dict[str, tuple[bytes, dict[str, str], bool]] = {
     "requestState on a plain tool": (call("shout", {"text": "hi"}, requestState="forged"), {}, False),
     "inputResponses on a plain tool": (call("shout", {"text": "hi"}, inputResponses={"x": {}}), {}, False),
     "a tool that takes a Context": (call("test_tool_with_logging", {}), {}, False),
-    "a tool that asks (round 1)": (call("choose", {"label": "x"}), {}, False),
+    # Tools with `Resolve(...)` parameters: each round answered by the compiled layer through the
+    # SDK's `Tool.run` (the retries, which need a state, are `RETRIES` below).
+    "a tool that asks (round 1)": (call("choose", {"label": "x"}), {}, True),
+    "two questions in one round": (call("choose_two", {"label": "x"}), {}, True),
+    "a pure resolver, nothing asked": (call("tagged", {"label": "x"}), {}, True),
+    "a resolver taking the Context, behind another": (call("asks_in_context", {"label": "x"}), {}, True),
+    "a resolver raising a tool error": (call("resolver_fails", {"label": "x"}), {}, True),
+    "a resolver crashing": (call("resolver_breaks", {}), {}, True),
+    "resolved, then the conversion refuses": (call("resolved_but_lies", {"label": "x"}), {}, True),
+    "a URL-mode step, the client takes no URL mode": (
+        call("request_refund", {"order_id": "o-1", "amount": "5.00"}),
+        {},
+        True,
+    ),
+    "a URL-mode step asked (a staff approval)": (
+        call("request_refund", {"order_id": "o-1", "amount": "5.00"}, URL_CAPABLE),
+        {},
+        True,
+    ),
+    "a URL-mode step's tool, an argument out of bounds": (
+        call("request_refund", {"order_id": "o-1", "amount": "-5"}),
+        {},
+        True,
+    ),
+    "a URL-mode step asked (a payment, its resolver reading the Context)": (
+        call("pay_deposit", {"booking_id": 404}, URL_CAPABLE),
+        {},
+        True,
+    ),
+    "an asking tool's argument of the wrong type": (call("choose", {"label": 5}), {}, True),
+    "an asking tool's argument missing": (call("choose", {}), {}, True),
+    "an asking tool, arguments absent": (call("choose"), {}, True),
+    "an asking tool, arguments not an object": (call("choose", ["x"]), {}, False),
+    "an asking tool, unknown params key": (call("choose", {"label": "x"}, surprise=1), {}, False),
+    "an asking tool, progress token": (call("choose", {"label": "x"}, {"progressToken": "p-1"}), {}, False),
+    "an asking tool, client info malformed": (
+        call("choose", {"label": "x"}, {"io.modelcontextprotocol/clientInfo": 5}),
+        {},
+        False,
+    ),
+    "an asking tool, a task asked": (call("choose", {"label": "x"}, task={"ttl": 1000}), {}, False),
+    "an asking tool, a forged requestState": (call("choose", {"label": "x"}, requestState="forged"), {}, False),
+    "an asking tool, answers without a state": (
+        call("choose", {"label": "x"}, inputResponses={"pick": {"action": "accept", "content": {"pick": "a"}}}),
+        {},
+        True,
+    ),
+    "an asking tool, answers not objects": (call("choose", {"label": "x"}, inputResponses={"pick": 5}), {}, False),
+    "an asking tool, answers of an unknown action": (
+        call("choose", {"label": "x"}, inputResponses={"pick": {"action": "maybe"}}),
+        {},
+        False,
+    ),
     "a task tool, called plainly": (call("protocol_error_job", {}), {}, False),
     "a task-required tool, called plainly": (call("failing_job", {}), {}, False),
     "a sync tool's own result": (call("greet", {"name": "Ada"}), {}, True),
@@ -292,9 +438,10 @@ class Lines(logging.Handler):
 
 
 async def play(
-    app: TenantEndpoint, payload: bytes, change: dict[str, str], path: str = PATH
+    app: TenantEndpoint, payload: bytes, change: dict[str, str], path: str = PATH, sealed: list[str] | None = None
 ) -> tuple[Any, list[tuple[str, str, str]]]:
-    """One exchange: (status, headers, body with each requestState unsealed) and its log lines."""
+    """One exchange: (status, headers, body with each requestState unsealed) and its log lines;
+    the state as sent (sealed) is appended to `sealed`, if given."""
     lines = Lines()
     root = logging.getLogger()
     root.addHandler(lines)
@@ -306,12 +453,45 @@ async def play(
     finally:
         root.removeHandler(lines)
         root.setLevel(level)
-    status, _, answer = exchange.answer()
+    status, kind, answer = exchange.answer()
+    if kind == "text/event-stream":
+        answer = events(answer)
+    if sealed is not None and isinstance(answer, dict) and isinstance(answer.get("result"), dict):
+        state = answer["result"].get("requestState")
+        if isinstance(state, str):
+            sealed.append(state)
     opened = unsealed(answer)
     sent = dict(exchange.headers)
     if opened is not answer:
         del sent["content-length"]  # a sealed state's length varies with the times sealed in it
-    return (status, sent, opened), [line for line in lines.lines if not noise(line)]
+    kept = [(name, level, _ELICITATION_ID.sub("el_<id>", text)) for name, level, text in lines.lines]
+    kept = [line for line in kept if not noise(line)]
+    return (status, sent, minted_ids_hidden(opened)), kept
+
+
+_ELICITATION_ID = re.compile(r"el_[A-Za-z0-9_-]{8,}")
+
+
+def minted_ids_hidden(answer: Any) -> Any:
+    """`answer` with each URL-mode elicitation's id (minted at random when its row opens, also in
+    its URL) as a placeholder: each path opens its own row (`forget_url_steps`)."""
+    if not isinstance(answer, dict | list):
+        return answer
+    return json.loads(_ELICITATION_ID.sub("el_<id>", json.dumps(answer)))
+
+
+async def forget_url_steps() -> None:
+    """Remove the URL-mode rows a path opened, so the other path opens its own (and logs it), as
+    a first call does, instead of finding the first path's (a repeated step reuses its row)."""
+    await Elicitation.objects.all().adelete()
+
+
+def events(stream: str) -> Any:
+    """An SSE answer (a URL-mode step held open) as its one message, parsed. The comments between
+    (keep-alive pings) depend on timing, not on the path: left out."""
+    data = [line.removeprefix("data:").strip() for line in stream.splitlines() if line.startswith("data:")]
+    assert len(data) == 1, stream
+    return json.loads(data[0])
 
 
 def noise(line: tuple[str, str, str]) -> bool:
@@ -338,6 +518,7 @@ async def both(
     before = layer.taken
     compiled = await play(app, payload, change, path)
     taken = layer.taken - before
+    await forget_url_steps()
     layers.remove(layer)
     try:
         sdk = await play(app, payload, change, path)
@@ -360,39 +541,155 @@ async def test_both_paths_answer_alike(endpoint: tuple[TenantEndpoint, list[Any]
     assert taken == (1 if takes else 0), "the compiled layer took what it should, and only that"
 
 
+def accept(content: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": content}
+
+
+# name -> (tool, round 1's arguments, the retry's inputResponses for round 1's question keys, the
+# retry's arguments if they differ, whether the compiled layer answers the retry)
+RETRIES: dict[str, tuple[str, dict[str, Any], Any, dict[str, Any] | None, bool]] = {
+    "accepted": ("choose", {"label": "x"}, lambda keys: {keys[0]: accept({"pick": "b"})}, None, True),
+    "accepted, content of the wrong type": (
+        "choose",
+        {"label": "x"},
+        lambda k: {k[0]: accept({"pick": 5})},
+        None,
+        True,
+    ),
+    "accepted, no content": ("choose", {"label": "x"}, lambda keys: {keys[0]: {"action": "accept"}}, None, True),
+    "declined": ("choose", {"label": "x"}, lambda keys: {keys[0]: {"action": "decline"}}, None, True),
+    "cancelled": ("choose", {"label": "x"}, lambda keys: {keys[0]: {"action": "cancel"}}, None, True),
+    "declined, the tool takes the outcome": ("choose_or_not", {}, lambda k: {k[0]: {"action": "decline"}}, None, True),
+    "accepted, the tool takes the outcome": ("choose_or_not", {}, lambda k: {k[0]: accept({"pick": "c"})}, None, True),
+    "both of two answered": (
+        "choose_two",
+        {"label": "x"},
+        lambda keys: {keys[0]: accept({"pick": "b"}), keys[1]: accept({"size": 3})},
+        None,
+        True,
+    ),
+    "one of two answered: asked again": (
+        "choose_two",
+        {"label": "x"},
+        lambda k: {k[0]: accept({"pick": "b"})},
+        None,
+        True,
+    ),
+    "one of two out of its bounds": (
+        "choose_two",
+        {"label": "x"},
+        lambda keys: {keys[0]: accept({"pick": "b"}), keys[1]: accept({"size": 99})},
+        None,
+        True,
+    ),
+    "behind another resolver, with the Context": (
+        "asks_in_context",
+        {"label": "x"},
+        lambda k: {k[0]: accept({"pick": "abc"})},
+        None,
+        True,
+    ),
+    "no answers, the state alone": ("choose", {"label": "x"}, lambda keys: None, None, True),
+    "a URL-mode step not decided yet": (
+        "request_refund",
+        {"order_id": "o-2", "amount": "5.00"},
+        lambda k: None,
+        None,
+        True,
+    ),
+    "an answer to an unknown key": (
+        "choose",
+        {"label": "x"},
+        lambda keys: {"elsewhere": accept({"pick": "b"})},
+        None,
+        False,
+    ),
+    "answers not objects": ("choose", {"label": "x"}, lambda keys: {keys[0]: 5}, None, False),
+    "an answer of an unknown action": (
+        "choose",
+        {"label": "x"},
+        lambda keys: {keys[0]: {"action": "maybe"}},
+        None,
+        False,
+    ),
+    "arguments changed (bound into the state)": (
+        "choose",
+        {"label": "x"},
+        lambda keys: {keys[0]: accept({"pick": "b"})},
+        {"label": "y"},
+        False,
+    ),
+}
+
+
+async def two_rounds(app: TenantEndpoint, layer: CompiledToolCalls, case: str) -> tuple[list[Any], list[int]]:
+    """Round 1 of a case, its retry (with this path's own state) and the retry played again:
+    their answers and log lines, and how many of each the compiled layer answered."""
+    tool, arguments, answers, changed, _ = RETRIES[case]
+    played: list[Any] = []
+    taken: list[int] = []
+    before = layer.taken
+    meta = URL_CAPABLE if tool in URL_TOOLS else None
+    first, first_lines, sealed = await play_sealed(app, call(tool, arguments, meta))
+    taken.append(layer.taken - before)
+    result = first[2]["result"]
+    assert result["resultType"] == "input_required", first
+    responses = answers(list(result["inputRequests"]))
+    extra: dict[str, Any] = {"requestState": sealed}
+    if responses is not None:
+        extra["inputResponses"] = responses
+    retry = call(tool, arguments if changed is None else changed, meta, **extra)
+    before = layer.taken
+    second, second_lines, _ = await play_sealed(app, retry)
+    taken.append(layer.taken - before)
+    runs = len(RESOLVER_RUNS)
+    before = layer.taken
+    replayed, replayed_lines, _ = await play_sealed(app, retry)
+    taken.append(layer.taken - before)
+    assert len(RESOLVER_RUNS) == runs, "a replayed retry ran no resolver: the claim is settled first"
+    played += [first, first_lines, second, second_lines, replayed, replayed_lines]
+    return played, taken
+
+
+async def play_sealed(app: TenantEndpoint, payload: bytes) -> tuple[Any, list[tuple[str, str, str]], str | None]:
+    """`play`, and the requestState as the client got it (sealed), if the answer carried one."""
+    sealed: list[str] = []
+    answer, lines = await play(app, payload, {}, sealed=sealed)
+    return answer, lines, sealed[0] if sealed else None
+
+
 @pytest.mark.anyio
-async def test_a_two_round_call_and_its_retry_answer_alike(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
-    """Round 1 asks (the SDK's handler, on both paths); each path's retry carries its own state."""
+@pytest.mark.parametrize("case", list(RETRIES))
+async def test_each_retry_answers_alike(endpoint: tuple[TenantEndpoint, list[Any]], case: str, settings: Any) -> None:
+    """Round 1, the retry and its replay, played on each path (each with its own state: a state is
+    spent once), answer alike; the compiled layer answers round 1 and the retries it should."""
+    # A URL-mode step not decided yet is held open this long before the retry is answered again.
+    settings.APPROVALS = {**settings.APPROVALS, "HOLD_SECONDS": 0.3}
     app, layers = endpoint
     layer = compiled_layer(layers)
-    answers = []
-    for path in ("compiled", "sdk"):
-        if path == "sdk":
-            layers.remove(layer)
-        try:
-            first, first_lines = await play(app, call("choose", {"label": "x"}), {})
-            result = first[2]["result"]
-            assert result["resultType"] == "input_required"
-            # The state as the client got it (sealed), from a round played again: `play` opened it.
-            exchange = Exchange(call("choose", {"label": "x"}))
-            await app(post_scope(PATH, headers(exchange.body)), exchange.receive, exchange.send)
-            state = exchange.answer()[2]["result"]["requestState"]
-            (key,) = result["inputRequests"]
-            retry = call("choose", {"label": "x"}, inputResponses={key: {"action": "accept", "content": {"pick": "b"}}})
-            retry_state = json.loads(retry)
-            retry_state["params"]["requestState"] = state
-            payload = json.dumps(retry_state).encode()
-            second, second_lines = await play(app, payload, {})
-            replayed, _ = await play(app, payload, {})
-            answers.append((first, first_lines, second, second_lines, replayed))
-        finally:
-            if path == "sdk":
-                layers.append(layer)
-    compiled, sdk = answers
+    compiled, taken = await two_rounds(app, layer, case)
+    await forget_url_steps()
+    layers.remove(layer)
+    try:
+        sdk, sdk_taken = await two_rounds(app, layer, case)
+    finally:
+        layers.append(layer)
     assert compiled == sdk
-    assert compiled[2][2]["result"]["content"][0]["text"] == "x: b"
-    replay_error = compiled[4][2]["error"]
-    assert (replay_error["code"], replay_error["message"]) == (-32602, "Invalid or expired requestState")
+    assert sdk_taken == [0, 0, 0]
+    assert taken == [1, 1 if RETRIES[case][4] else 0, 0], "the layer answered round 1 and the retry; never the replay"
+    if "result" in compiled[2][2]:  # the retry spent its state: the replay is refused
+        replay_error = compiled[4][2]["error"]
+        assert (replay_error["code"], replay_error["message"]) == (-32602, "Invalid or expired requestState")
+
+
+@pytest.mark.anyio
+async def test_a_retry_answered_here_completes_the_call(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
+    """The corpus's answers are compared between the paths; this pins what they are for the call the
+    benchmark makes, so both paths cannot agree on a wrong answer."""
+    app, layers = endpoint
+    answers, taken = await two_rounds(app, compiled_layer(layers), "accepted")
+    assert answers[2][2]["result"]["content"][0]["text"] == "x: b"
+    assert taken == [1, 1, 0]
 
 
 @pytest.mark.anyio
