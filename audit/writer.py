@@ -137,13 +137,15 @@ class AuditWriter:
 
     def _write(self, batch: list[Call]) -> int:
         close_old_connections()  # a long-lived thread: its connection may have gone stale
-        try:
-            rows = [to_row(call) for turn in in_turns(batch) for call in turn]
-        except Exception:
-            logger.exception("audit: %d tool-call rows not written", len(batch))
-            metrics.AUDIT_DROPPED_WRITE.inc(len(batch))
-            return 0
-        return self._insert(rows)
+        rows = []
+        for turn in in_turns(batch):
+            for call in turn:
+                try:
+                    rows.append(to_row(call))
+                except Exception:  # (arguments nested past the interpreter's limit): this row only
+                    logger.exception("audit: a tool-call row that could not be built was not written")
+                    metrics.AUDIT_DROPPED_WRITE.inc()
+        return self._insert(rows) if rows else 0
 
     def _insert(self, rows: list[Row]) -> int:
         """Insert `rows`; when the database refuses a value, in halves, so a row it refuses loses

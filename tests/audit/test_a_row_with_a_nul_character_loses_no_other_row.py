@@ -1,7 +1,8 @@
 """One caller cannot make the audit lose other callers' rows: a NUL character in a tool's name or
 in an argument a tool marks safe (PostgreSQL refuses NUL in text and JSON, and one refused row
 used to fail its whole batch) is written as U+FFFD, and a batch the database still refuses for one
-row's value is written in halves, losing that row only (counted ``reason="write_failed"``)."""
+row's value is written in halves, losing that row only (counted ``reason="write_failed"``). A row
+that cannot even be built (arguments nested past the interpreter's limit) loses only itself too."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.db import DataError
 from audit import writer as audit_writer
 from audit.models import ToolCall
 from audit.writer import AuditWriter, Call
+from mcpsite import metrics
 from tools_app.principal import Principal
 
 
@@ -72,3 +74,21 @@ def test_a_row_the_database_refuses_loses_only_itself(monkeypatch: pytest.Monkey
 
     assert ToolCall.objects.count() - before == 8
     assert not ToolCall.objects.filter(tool="poison").exists()
+
+
+@pytest.mark.django_db
+def test_a_row_that_cannot_be_built_loses_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    keep_the_tests_connection(monkeypatch)
+    deep: Any = []
+    for _ in range(100_000):  # its digest's JSON recurses past the interpreter's limit
+        deep = [deep]
+    writer = AuditWriter(capacity=100, batch_size=100, interval=3600)
+    for n in range(5):
+        writer.record(call(f"tool{n}", {"x": deep} if n == 2 else {}))
+    before, dropped = ToolCall.objects.count(), metrics.AUDIT_DROPPED_WRITE._value.get()
+
+    assert writer.flush() == 4
+
+    assert ToolCall.objects.count() - before == 4
+    assert not ToolCall.objects.filter(tool="tool2").exists()
+    assert metrics.AUDIT_DROPPED_WRITE._value.get() - dropped == 1
