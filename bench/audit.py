@@ -14,7 +14,7 @@ PostgreSQL and Redis from `bench/run`), started together, each on a port of its 
 
 Each repetition drives one, then the other (the order swaps every repetition), from the other CPU:
 wrk with the plain 2026-07-28 `tools/call` of `echo` (`bench.bench.wrk_plain`), then the two-round
-caller (wrk with `bench/two_round.lua`: `greet` asks a form question, the client answers and retries: two
+caller (wrk with `bench/calls.lua`: `greet` asks a form question, the client answers and retries: two
 audit rows a call), every answer checked. The rate of a run is charged with the work it left
 behind: after each run the core idles `--settle` seconds (longer than the writer's flush interval),
 and the CPU the server used meanwhile (the rows still buffered, written) is added to the run's

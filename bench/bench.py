@@ -11,7 +11,7 @@ other load on the machine fall on all of them alike):
 - peer-db: django-mcpz with its own bearer-token app (a query per call): what its docs set up.
            Reported, not a target.
 
-Parts: 1. plain call (wrk), 2. two-round call (wrk, bench/two_round.lua), 3. codec (bench/codec.py),
+Parts: 1. plain call (wrk), 2. two-round call (wrk, bench/calls.lua), 3. codec (bench/codec.py),
 4. URL-mode completion latency (bench/completion.py: two processes of ours, webhook to one, the
 waiting client on the other), 5. scale (bench/scale.py: 100,000 pending elicitations, the retry
 round's lookup and the admin list), 6. tenants (bench/tenants.py: start-up and RSS with 0, 1,000 and
@@ -378,15 +378,22 @@ def _measured(raw: dict[str, Any], done: int) -> dict[str, Any]:
 
 def wrk_plain(server: Server, concurrency: int, duration: float, load_cpu: str | None) -> dict[str, Any]:
     env = {"BENCH_BODY": PLAIN_BODY, "BENCH_TOOL": "echo", "BENCH_EXPECT": PLAIN_EXPECT}
-    raw = _wrk(server, "plain.lua", env, concurrency, duration, load_cpu)
-    return _measured(raw, raw["requests"])
+    raw = _wrk(server, "calls.lua", env, concurrency, duration, load_cpu)
+    if raw["calls"] != raw["requests"]:
+        raise RuntimeError(f"{server.name} plain c={concurrency}: not every request was a call: {raw}")
+    return _measured(raw, raw["calls"])
 
 
 def two_round(server: Server, concurrency: int, duration: float, load_cpu: str | None) -> dict[str, Any]:
-    """The two-round call (`greet`), driven by wrk (`two_round.lua`): the throughput is completed
+    """The two-round call (`greet`), driven by wrk (`calls.lua`): the throughput is completed
     calls (a round 1 and its retry) a second; the latencies are per request (per round)."""
-    env = {"BENCH_BODY": ROUND_1_BODY, "BENCH_RETRY": RETRY_BODY, "BENCH_EXPECT": TWO_ROUND_EXPECT}
-    raw = _wrk(server, "two_round.lua", env, concurrency, duration, load_cpu)
+    env = {
+        "BENCH_BODY": ROUND_1_BODY,
+        "BENCH_RETRY": RETRY_BODY,
+        "BENCH_TOOL": "greet",
+        "BENCH_EXPECT": TWO_ROUND_EXPECT,
+    }
+    raw = _wrk(server, "calls.lua", env, concurrency, duration, load_cpu)
     if not raw["calls"]:
         raise RuntimeError(f"{server.name} two-round c={concurrency}: no call completed: {raw}")
     measured = _measured(raw, raw["calls"])

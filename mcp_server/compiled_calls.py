@@ -194,19 +194,14 @@ class CompiledToolCalls:
             validated = tool.fn_metadata.validate_arguments(arguments or {})
         except Exception:
             return await call_next(ctx)  # the SDK validates them again and words the refusal
-        self.taken += 1
-        if COUNTING:
-            COMPILED_TOOL_CALLS.inc()
+        self._take()
         try:
             value = await tool.fn_metadata.call_fn(tool.fn, tool.is_async, validated)
-            if compiled.text and type(value) is str:
-                return _text_result(value, compiled.wraps_text, self._server_info())
-            result: Any = tool.fn_metadata.convert_result(value)
         except MCPError:
             raise
         except Exception as exc:
-            result = _failed(tool, exc)
-        return sdk.serialize_result(self._server, "tools/call", VERSION, result)
+            return self._shaped(_failed(tool, exc))
+        return self._answer(compiled, value)
 
     async def _resolving(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, compiled: _Compiled, params: dict[str, Any]
@@ -238,27 +233,40 @@ class CompiledToolCalls:
         # Nothing of the tool, its resolvers included, runs before the round's replay claim is in
         # (a state claimed before raises the frozen refusal here, as in front of the SDK's handler).
         await settle_claim(ctx.method)
-        self.taken += 1
-        if COUNTING:
-            COMPILED_TOOL_CALLS.inc()
+        self._take()
         tool = compiled.tool
         context = Context(
             request_context=ctx, mcp_server=self._mcp_server, input_params=typed, subscriptions=self._subscriptions
         )
+        if typed is not None:
+            arguments = typed.arguments
         try:
-            value = await tool.run(typed.arguments or {} if typed is not None else arguments or {}, context)
+            value = await tool.run(arguments or {}, context)
         except MCPError:
             raise
-        except Exception as exc:
-            return sdk.serialize_result(self._server, "tools/call", VERSION, _answered(tool.name, exc))
+        except Exception as exc:  # already worded by `Tool.run`
+            return self._shaped(_answered(tool.name, exc))
+        return self._answer(compiled, value)
+
+    def _take(self) -> None:
+        self.taken += 1
+        if COUNTING:
+            COMPILED_TOOL_CALLS.inc()
+
+    def _answer(self, compiled: _Compiled, value: Any) -> dict[str, Any]:
+        """What the tool returned, converted as the SDK converts it (a failure to convert answered as
+        `Tool.run` and the handler answer it), shaped for the wire."""
         try:
             if compiled.text and type(value) is str:
                 return _text_result(value, compiled.wraps_text, self._server_info())
-            result: Any = tool.fn_metadata.convert_result(value)
+            result: Any = compiled.tool.fn_metadata.convert_result(value)
         except MCPError:
             raise
         except Exception as exc:
-            result = _failed(tool, exc)
+            result = _failed(compiled.tool, exc)
+        return self._shaped(result)
+
+    def _shaped(self, result: Any) -> dict[str, Any]:
         return sdk.serialize_result(self._server, "tools/call", VERSION, result)
 
 

@@ -1,19 +1,21 @@
--- wrk script for the two-round call: round 1 (`greet`) is answered `input_required` with a
--- requestState; the answer to its question and the state go back in a retry, whose text is checked.
--- Set by bench/bench.py: BENCH_BODY (round 1's JSON-RPC body), BENCH_RETRY (the retry's body, with
--- `%s` for the question's key, then the state), BENCH_TOKEN, BENCH_EXPECT (text every final answer
--- contains). Prints one line "BENCH_RESULT {json}" at the end.
+-- wrk script for the benchmark's 2026-07-28 `tools/call`s, every answer checked. Set by
+-- bench/bench.py: BENCH_BODY (the call's JSON-RPC body), BENCH_TOOL, BENCH_TOKEN, BENCH_EXPECT
+-- (text every final answer contains), and for the two-round call BENCH_RETRY (the retry's body, with
+-- `%s` for the question's key, then the state). Prints one line "BENCH_RESULT {json}" at the end.
 --
--- A connection asks for its next request when it is free: a retry waiting (from any connection of
--- the thread) goes first, else a new round 1. So at most one retry a connection waits, and every
--- call measured is one round 1 and its retry. Latencies are wrk's, per request (per round).
+-- The plain call: each request is the call. The two-round call: round 1 is answered
+-- `input_required` with a requestState; the answer to its question and the state go back in a
+-- retry, whose text is checked. A connection asks for its next request when it is free: a retry
+-- waiting (from any connection of the thread) goes first, else a new round 1. So at most one retry
+-- a connection waits, and every call counted is one round 1 and its retry. Latencies are wrk's,
+-- per request (per round).
 wrk.method = "POST"
 wrk.body = os.getenv("BENCH_BODY")
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
 wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "greet"
+wrk.headers["Mcp-Name"] = os.getenv("BENCH_TOOL")
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
 
 local retry = os.getenv("BENCH_RETRY")
@@ -32,6 +34,8 @@ function init(args)
   sample = ""
 end
 
+local call -- the call's request, formatted once (wrk also asks its main state, where `init` never runs)
+
 function request()
   if first <= last then
     local body = waiting[first]
@@ -39,7 +43,8 @@ function request()
     first = first + 1
     return wrk.format(nil, nil, nil, body)
   end
-  return wrk.format()
+  if call == nil then call = wrk.format() end
+  return call
 end
 
 local function refuse(status, body)
@@ -51,7 +56,7 @@ end
 
 function response(status, headers, body)
   if status ~= 200 then return refuse(status, body) end
-  if string.find(body, '"input_required"', 1, true) then
+  if retry and string.find(body, '"input_required"', 1, true) then
     local key = string.match(body, '"inputRequests"%s*:%s*{%s*"([^"\\]+)"')
     local state = string.match(body, '"requestState"%s*:%s*"([^"\\]+)"')
     if not key or not state then return refuse(status, body) end
