@@ -244,6 +244,11 @@ MCPSITE: McpsiteSettings = {
     # (`subscriptions/listen`, a 2025-11-25 GET stream) keeps the process alive forever. Longer
     # than the approvals hold (20 s), so a held URL-mode round still answers before the exit.
     "SHUTDOWN_GRACE_SECONDS": env_float("MCPSITE_SHUTDOWN_GRACE_SECONDS", 25.0),
+    # The web process's event loop (`mcp_server.serve`): the standard library's, or uvloop. At
+    # saturation uvloop runs newly arrived requests ahead of the ones it has already answered
+    # (MagicStack/uvloop#123): at 64 concurrent calls a few in a hundred waited 0.3-1.3 s for their
+    # answer, with our app or a trivial one alike, the standard loop 0.05-0.15 s (bench/README.md).
+    "EVENT_LOOP": env_str("MCPSITE_EVENT_LOOP", "asyncio").strip().lower(),
     # The SDK's OpenTelemetry span per MCP message; by default on exactly when traces are exported
     # (the standard OTEL_EXPORTER_OTLP_* environment: `mcpsite.tracing`).
     "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", exporting()),
@@ -461,6 +466,8 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")
+if MCPSITE["EVENT_LOOP"] not in ("asyncio", "uvloop"):
+    raise ImproperlyConfigured(f"MCPSITE_EVENT_LOOP: expected asyncio or uvloop, got {MCPSITE['EVENT_LOOP']!r}")
 LOG_FORMAT = env_str("MCPSITE_LOG_FORMAT", "plain").strip().lower() or "plain"
 if LOG_FORMAT not in ("plain", "json"):
     raise ImproperlyConfigured(f"MCPSITE_LOG_FORMAT: expected plain or json, got {LOG_FORMAT!r}")

@@ -8,6 +8,7 @@ for them is answered here (``mcpsite.cors``).
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
@@ -57,6 +58,8 @@ async def _lifespan(scope: Scope, receive: Receive, send: Send) -> None:
             # still collected; only start-up objects are never revisited.
             gc.collect()
             gc.freeze()
+            loop = type(asyncio.get_running_loop())
+            logger.info("serving on the event loop %s.%s", loop.__module__, loop.__qualname__)
             await send({"type": "lifespan.startup.complete"})
             started = True
             await receive()  # lifespan.shutdown

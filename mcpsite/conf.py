@@ -37,6 +37,7 @@ class McpsiteSettings(TypedDict):
     CALL_QUOTA_PER_TENANT: int
     CALL_QUOTA_PER_PERSON: int
     SHUTDOWN_GRACE_SECONDS: float
+    EVENT_LOOP: str
     OTEL_SPANS: bool
     COMPILED_CALLS: bool
     METRICS: bool
