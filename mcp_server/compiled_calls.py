@@ -288,11 +288,10 @@ def _wraps_str(tool: Tool) -> bool:
 def _text_result(text: str, wrapped: bool, server_info: dict[str, Any]) -> dict[str, Any]:
     """The SDK's answer to a tool that returned `text`: ``convert_result``'s `CallToolResult`, dumped
     and sieved through the 2026-07-28 surface, with its ``resultType`` and ``serverInfo`` stamp."""
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    # In the SDK's order, key by key: a client may read the text as it comes (the README's examples do).
+    result: dict[str, Any] = {"content": [{"text": text, "type": "text"}], "isError": False, "resultType": "complete"}
     if wrapped:
         result["structuredContent"] = {"result": text}
-    result["isError"] = False
-    result["resultType"] = "complete"
     result["_meta"] = {SERVER_INFO: server_info}
     return result
 

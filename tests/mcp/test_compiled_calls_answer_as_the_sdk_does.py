@@ -2,8 +2,8 @@
 
 A differential test: every request of the corpus below is played, in process, to the same tenant
 server twice, once with the compiled layer in place and once without it (the SDK's handler
-answers), and both must give the same status, headers, body (JSON-equal; a sealed requestState is
-compared after unsealing, without its ``iat`` and ``exp``) and log lines. A two-round call is
+answers), and both must give the same status, headers, body (the same JSON text, key order included;
+a sealed requestState is compared after unsealing, without its ``iat`` and ``exp``) and log lines. A two-round call is
 played as a sequence on each path (round 1, then the retry with that path's own state: a state is
 spent once). The corpus holds valid calls of every outcome (text, other content, a tool error
 result, a tool that raises a tool error, an unexpected exception or a protocol error, a result the
@@ -466,7 +466,24 @@ async def play(
         del sent["content-length"]  # a sealed state's length varies with the times sealed in it
     kept = [(name, level, _ELICITATION_ID.sub("el_<id>", text)) for name, level, text in lines.lines]
     kept = [line for line in kept if not noise(line)]
-    return (status, sent, minted_ids_hidden(opened)), kept
+    return (status, sent, Ordered(minted_ids_hidden(opened))), kept
+
+
+class Ordered(dict[str, Any]):
+    """A body that compares equal only to the same body with its keys in the same order (what a
+    client reads byte by byte: the README's examples), still readable as the parsed JSON."""
+
+    def __init__(self, body: Any) -> None:
+        super().__init__(body if isinstance(body, dict) else {"": body})
+        self.text = json.dumps(body)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Ordered) and self.text == other.text
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 _ELICITATION_ID = re.compile(r"el_[A-Za-z0-9_-]{8,}")

@@ -6,6 +6,7 @@ import pytest
 from django.test import override_settings
 
 from audit.layer import AuditToolCalls
+from mcp_server.compiled_calls import CompiledToolCalls
 from mcp_server.compose import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
@@ -87,8 +88,11 @@ def test_every_layer_stands_in_its_one_order() -> None:
     assert server.middleware[3] is remember_wire_state
     public, _ = build_server(TenantInfo(id=4, slug="open", name="Open", public=True, toolsets=("demo",), version="v1"))
     assert "OnlyTheRolesTools" not in [type(m).__name__ for m in public.middleware]  # anonymous callers hold no role
-    # `demo`'s tools all ask questions or take a Context: none is compiled, so no compiled layer.
-    assert "CompiledToolCalls" not in [type(m).__name__ for m in public.middleware]
+    # Of `demo`'s tools only `provision` takes no Context of its own: it alone is compiled (its
+    # questions included); the others go to the SDK's handler.
+    compiled = public.middleware[-1]
+    assert isinstance(compiled, CompiledToolCalls)
+    assert [name for name in ("provision", "delete_folder", "book_table") if name in compiled] == ["provision"]
 
 
 def test_url_mode_steps_are_carried_only_for_a_url_mode_toolsets_tools() -> None:
