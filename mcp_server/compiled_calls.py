@@ -29,8 +29,8 @@ protocol version, a tool that is not compiled, params with anything but ``name``
 the request envelope's three ``_meta`` keys (``task``, a progress token, a log level; and
 ``inputResponses`` and ``requestState`` for a tool without resolvers), arguments that are not an
 object, arguments the model of a tool without resolvers refuses (the SDK words that refusal), or a
-retry's params either of the SDK's checks refuses. Being the innermost layer, every layer of ours and the SDK's
-requestState boundary run around it exactly as they do around the SDK's handler.
+retry's params either of the SDK's checks refuses. Being the innermost layer, every layer of ours
+and the SDK's requestState boundary run around it exactly as they do around the SDK's handler.
 
 `tests/mcp/test_compiled_calls_answer_as_the_sdk_does.py` plays a corpus of requests through a
 tenant served with and without this layer and requires the same answers and log lines; it fails
@@ -90,7 +90,7 @@ class _Compiled:
 
 
 class CompiledToolCalls:
-    """The innermost `ServerMiddleware`: a plain call of a compiled tool is answered here."""
+    """The innermost `ServerMiddleware`: a call (or a round) of a compiled tool is answered here."""
 
     def __init__(self, server: MCPServer[Any], tools: Mapping[str, _Compiled]) -> None:
         self._mcp_server = server
