@@ -101,6 +101,9 @@ class CallInThread:
     # 2025-11-25: when the call answers -32042, wait for notifications/elicitation/complete and call again.
     retry_after_complete: bool = False
     first_error: BaseException | None = None
+    retries_sent: int = 0
+    """Requests the client has sent carrying a requestState (2026-07-28 retries): a test can wait
+    for the retry to be on its way instead of sleeping and hoping."""
     _thread: threading.Thread | None = None
 
     def start(self) -> CallInThread:
@@ -125,8 +128,12 @@ class CallInThread:
                 self.completed.append(message.params.elicitation_id)
                 completed.set()
 
+        async def on_request(request: httpx2.Request) -> None:
+            if b'"requestState"' in request.content:
+                self.retries_sent += 1
+
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0))
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0), event_hooks={"request": [on_request]})
         try:
             async with (
                 http,

@@ -173,7 +173,10 @@ def test_a_tenant_with_a_live_session_or_a_held_round_is_not_let_go(
         arguments = {"booking_id": booking}
         held = CallInThread(server.mcp_url(held_slug), token, "2026-07-28", "pay_deposit", arguments).start()
         row_id = elicitation_id_of(held.next_question().url)
-        time.sleep(0.5)  # the client's retry round is now held open on the server
+        # The client's retry is on its way (a loaded machine may take a while to send it), then
+        # held open on the server; until it arrives the tenant is idle and may be let go.
+        wait_for(lambda: held.retries_sent >= 1, "the retry sent")
+        time.sleep(0.5)
 
         async def session_outlives_the_churn() -> tuple[str, str]:
             async with connect(server.mcp_url("open"), mode="legacy") as client:
