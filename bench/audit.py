@@ -1,46 +1,61 @@
 """What the tool-call audit log costs (issue 28 item 3): the plain and the two-round call rates of
 ours with the audit on against off, in one run.
 
-    BENCH_SCRIPT=bench/audit.py bench/run                       # ~2 min
-    BENCH_SCRIPT=bench/audit.py bench/run --reps 12 --duration 3  # ~6 min, the figure to report
+    BENCH_SCRIPT=bench/audit.py bench/run                        # ~2.5 min
+    BENCH_SCRIPT=bench/audit.py bench/run --reps 12 --duration 3  # ~5 min, the figure to report
+    BENCH_SCRIPT=bench/audit.py bench/run --reps 8 --control      # both off: the method's own bias
+    BENCH_SCRIPT=bench/audit.py bench/run --on-env MCPSITE_AUDIT_FLUSH_SECONDS=5  # a setting, 'on' only
 
 Both configurations are the deployed server (`python -m mcp_server.serve`, tenant `bench`,
-PostgreSQL and Redis from `bench/run`), started together, each on a port of its own, both pinned to
-`--server-cpu` and warmed for 1 s:
+PostgreSQL and Redis from `bench/run`), each on a port of its own, both pinned to `--server-cpu`
+and warmed for 1 s:
 
 - **off**: ``MCPSITE_AUDIT=0``: no audit layer, no rows;
 - **on**: the default: a row per call (per round), buffered and written by the writer thread in
   batches (``MCPSITE_AUDIT_BATCH_SIZE``, ``MCPSITE_AUDIT_FLUSH_SECONDS``).
 
-Each repetition drives one, then the other (the order swaps every repetition), from the other CPU:
-wrk with the plain 2026-07-28 `tools/call` of `echo` (`bench.bench.wrk_plain`), then the two-round
-caller (wrk with `bench/calls.lua`: `greet` asks a form question, the client answers and retries: two
-audit rows a call), every answer checked. The rate of a run is charged with the work it left
-behind: after each run the core idles `--settle` seconds (longer than the writer's flush interval),
-and the CPU the server used meanwhile (the rows still buffered, written) is added to the run's
-time. The two runs of a repetition are a pair, measured seconds apart; the figure is the median of
-the pairs' on / off ratios. On this machine the rates of one server swing by up to a sixth within
-a minute, so a ratio needs many pairs; `bench/instructions.py` counts what the audit costs a call
-in instructions, which no other load moves.
+The workloads, from the other CPU: wrk with the plain 2026-07-28 `tools/call` of `echo`
+(`bench.bench.wrk_plain`), then the two-round caller (wrk with `bench/calls.lua`: `greet` asks a
+form question, the client answers and retries: two audit rows a call), every answer checked.
 
-Beside each rate, the server's CPU per request (its process's CPU time over the run and the settle,
-the writer thread's included) and of that the other threads' ("aside": the audit writer's, when
-on). The rows written are counted from the database after both stop (the writer flushes at
+**Driven together** (the default). Each repetition starts both servers afresh and drives both over
+the same seconds, two wrk at once, the servers sharing the one core: whatever else slows the
+machine meanwhile slows both alike. A rate is then what the scheduler gave a server, so the figure
+is each server's calls per CPU-second (its process's CPU time, every thread's, over the run and the
+settle after it): the rate it would have with the core to itself. The order the two are started
+and driven in favours one by a few per cent (`--control`, two identical servers: the one started
+second ran 2-4 % ahead, either way round), so the order swaps every repetition, the repetitions
+are made even, and the figure is the geometric mean of the pairs' on / off ratios with its 95 %
+interval, taken over couples of consecutive pairs (one of each order).
+
+**Driven in turn** (``--in-turn``; the method until 2026-12-07). Both start once; each repetition
+drives one, then the other, seconds apart; the figure is the median of the pairs' rate ratios. On
+this machine the rates of one server swing by up to a sixth within a minute: pairs spread from 0.65
+to 1.29, which cannot separate 0.94 from 0.96.
+
+After each run the core idles `--settle` seconds (longer than the writer's flush interval) and the
+CPU the server used meanwhile (the rows still buffered, written) is charged to the run. Beside each
+rate, the server's CPU per request and of that the other threads' ("aside": the audit writer's,
+when on). The rows written are counted from the database after both stop (the writer flushes at
 shutdown): at least one per request measured while on, or the figure says rows were dropped. The
-target is on / off >= 0.95 for both rates. Prints a table and one line ``BENCH_RESULT {json}``.
+target is on / off >= 0.95 for both calls. Prints a table and one line ``BENCH_RESULT {json}``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -49,7 +64,8 @@ from bench.bench import PY, Server, free_port, last_line, two_round, wrk_plain  
 
 MIN_ON_VS_OFF = 0.95
 CONFIGS = ("off", "on")
-WORKLOADS = {"plain": wrk_plain, "two-round": two_round}
+Workload = Callable[[Server, int, float, str | None], dict[str, Any]]
+WORKLOADS: dict[str, Workload] = {"plain": wrk_plain, "two-round": two_round}
 REQUESTS_A_CALL = {"plain": 1, "two-round": 2}
 COUNT_ROWS = "from audit.models import ToolCall; print(ToolCall.objects.count())"
 
@@ -68,7 +84,9 @@ def servers(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
         text=True,
     )
     token = last_line(minted.stdout)
-    extra = {"off": {"MCPSITE_AUDIT": "0"}, "on": {"MCPSITE_AUDIT": "1"}}
+    # --control: both off, the method's own bias and spread (an A/A run).
+    extra = {"off": {"MCPSITE_AUDIT": "0"}, "on": {"MCPSITE_AUDIT": "0" if args.control else "1"}}
+    extra["on"].update(setting.split("=", 1) for setting in args.on_env)  # e.g. MCPSITE_AUDIT_FLUSH_SECONDS=0.5
     cpu = None if args.no_pin else args.server_cpu
     configs: dict[str, Server] = {}
     for name in CONFIGS:
@@ -79,6 +97,26 @@ def servers(args: argparse.Namespace, workdir: Path) -> dict[str, Server]:
         url = f"http://127.0.0.1:{own}/t/bench/mcp"
         configs[name] = Server(name, argv, served, url, token, cpu, workdir / f"{name}.log")
     return configs
+
+
+# Student's t at 97.5 % for 1..12 degrees of freedom (the 95 % interval of a mean of a few pairs).
+_T975 = (12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179)
+
+
+def couples_interval(ratios: list[float]) -> tuple[float, float, float]:
+    """The geometric mean of `ratios` (pairs in alternating order, an even number of them) and its
+    95 % interval, taken over couples of consecutive pairs (one of each order), so that the order's
+    own favour cancels inside each couple instead of widening the interval."""
+    logs = [math.log(a * b) / 2 for a, b in zip(ratios[::2], ratios[1::2], strict=False)]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(mean), 0.0, math.inf
+    half = _T975[min(len(logs) - 1, len(_T975)) - 1] * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
+def _pairs(by: dict[str, list[float]]) -> list[float]:
+    return [on / off for on, off in zip(by["on"], by["off"], strict=True)]
 
 
 def cpu_seconds(server: Server) -> tuple[float, float]:
@@ -98,6 +136,45 @@ def cpu_seconds(server: Server) -> tuple[float, float]:
     return total, other
 
 
+Measured = dict[str, tuple[dict[str, Any], float, float, float]]
+"""Per configuration: wrk's result, the CPU its server used for the run and the settle after it,
+of that the other threads' (the writer's), and the part used after the run."""
+
+
+def apart(
+    configs: dict[str, Server], order: Sequence[str], run: Workload, args: argparse.Namespace, load_cpu: str | None
+) -> Measured:
+    """Drive each server in turn, the other idle; each run followed by the settle."""
+    measured: Measured = {}
+    for name in order:
+        server = configs[name]
+        used, used_aside = cpu_seconds(server)
+        result = run(server, args.concurrency, args.duration, load_cpu)
+        ran, _ = cpu_seconds(server)
+        time.sleep(args.settle)  # what the run left buffered is written now, on this core
+        total, aside = cpu_seconds(server)
+        measured[name] = (result, total - used, aside - used_aside, total - ran)
+    return measured
+
+
+def together(
+    configs: dict[str, Server], order: Sequence[str], run: Workload, args: argparse.Namespace, load_cpu: str | None
+) -> Measured:
+    """Drive both servers over the same seconds (two wrk at once, started in `order`), sharing
+    the server core; then the settle. Whatever else slows the machine meanwhile slows both."""
+    used = {name: cpu_seconds(configs[name]) for name in order}
+    with ThreadPoolExecutor(len(order)) as pool:
+        runs = {name: pool.submit(run, configs[name], args.concurrency, args.duration, load_cpu) for name in order}
+        results = {name: runs[name].result() for name in order}
+    ran = {name: cpu_seconds(configs[name])[0] for name in order}
+    time.sleep(args.settle)
+    measured: Measured = {}
+    for name in order:
+        total, aside = cpu_seconds(configs[name])
+        measured[name] = (results[name], total - used[name][0], aside - used[name][1], total - ran[name])
+    return measured
+
+
 def audit_rows() -> int:
     out = subprocess.run([PY, "manage.py", "shell", "-c", COUNT_ROWS], cwd=ROOT, capture_output=True, text=True)
     return int(last_line(out.stdout))
@@ -114,7 +191,17 @@ def main() -> None:
     parser.add_argument("--server-cpu", default="0")
     parser.add_argument("--load-cpu", default="1")
     parser.add_argument("--no-pin", action="store_true")
+    parser.add_argument(
+        "--in-turn", action="store_true", help="drive one server, then the other (the figure: the rates' ratio)"
+    )
+    parser.add_argument(
+        "--on-env", action="append", default=[], metavar="NAME=VALUE", help="a setting for the 'on' server only"
+    )
+    parser.add_argument("--control", action="store_true", help="both servers with the audit off: the method's bias")
     args = parser.parse_args()
+    args.together = not args.in_turn
+    if args.together:
+        args.reps += args.reps % 2  # as many pairs started in each order
     if (os.cpu_count() or 1) < 2:
         args.no_pin = True
     load_cpu = None if args.no_pin else args.load_cpu
@@ -124,34 +211,45 @@ def main() -> None:
     per_cpu: dict[str, dict[str, list[float]]] = {w: {c: [] for c in CONFIGS} for w in WORKLOADS}
     before = audit_rows()
     measured_on = 0
-    for server in configs.values():
-        server.start()
-    try:
-        for server in configs.values():
-            wrk_plain(server, args.concurrency, 1.0, load_cpu)  # warm: token, tenant, imports
+
+    def start(order: Sequence[str]) -> None:
+        for name in order:
+            configs[name].start()
+        for name in order:
+            wrk_plain(configs[name], args.concurrency, 1.0, load_cpu)  # warm: token, tenant, imports
         time.sleep(args.settle)
+
+    if not args.together:
+        start(CONFIGS)
+    try:
         for rep in range(args.reps):
+            if args.together:
+                # Fresh processes every repetition, started in the order of the pair: two identical
+                # servers started once differed by 2-3 % for the whole run (an A/A run, --control).
+                for server in configs.values():
+                    server.stop()
+                start(CONFIGS if rep % 2 == 0 else CONFIGS[::-1])
             for workload, run in WORKLOADS.items():
                 order = CONFIGS if rep % 2 == 0 else CONFIGS[::-1]
+                measured = (
+                    together(configs, order, run, args, load_cpu)
+                    if args.together
+                    else apart(configs, order, run, args, load_cpu)
+                )
                 for name in order:
-                    server = configs[name]
-                    used, used_aside = cpu_seconds(server)
-                    result = run(server, args.concurrency, args.duration, load_cpu)
-                    ran, _ = cpu_seconds(server)
-                    time.sleep(args.settle)  # what the run left buffered is written now, on this core
-                    total, aside = cpu_seconds(server)
-                    left = total - ran
-                    # The run's rate with the work it left for after it charged to it.
+                    result, used, aside, left = measured[name]
                     calls = result["requests"] / REQUESTS_A_CALL[workload]
+                    # The run's rate with the work it left for after it charged to it.
                     rate = calls / (calls / result["throughput"] + left)
                     rates[workload][name].append(rate)
-                    per_cpu[workload][name].append(result["requests"] / (total - used))
+                    per_cpu[workload][name].append(calls / used)
                     if name == "on":
                         measured_on += result["requests"]
                     print(
                         f"rep {rep + 1} {workload:>9} {name:>3}: {rate:8.1f} calls/s, "
-                        f"{(total - used) / result['requests'] * 1e6:6.1f} µs CPU a request "
-                        f"({(aside - used_aside) / result['requests'] * 1e6:4.1f} µs aside, "
+                        f"{calls / used:8.1f} calls per CPU-second, "
+                        f"{used / result['requests'] * 1e6:6.1f} µs CPU a request "
+                        f"({aside / result['requests'] * 1e6:4.1f} µs aside, "
                         f"{left / result['requests'] * 1e6:4.1f} µs after the run)",
                         flush=True,
                     )
@@ -160,21 +258,43 @@ def main() -> None:
             server.stop()  # the rows still buffered are written at shutdown
     rows_on = audit_rows() - before
     median = {w: {c: statistics.median(v) for c, v in by.items()} for w, by in rates.items()}
-    # Each repetition's on and off ran one after the other: the ratio of each such pair, and their median.
-    pairs = {w: [on / off for on, off in zip(by["on"], by["off"], strict=True)] for w, by in rates.items()}
+    # Each repetition's on and off ran seconds apart (or over the same seconds): the ratio of each
+    # such pair, and their median; of the rates, and of the calls per server CPU-second.
+    pairs = {w: _pairs(by) for w, by in rates.items()}
+    cpu_pairs = {w: _pairs(by) for w, by in per_cpu.items()}
     ratios = {w: statistics.median(pairs[w]) for w in WORKLOADS}
-    cpu_median = {w: {c: statistics.median(v) for c, v in by.items()} for w, by in per_cpu.items()}
-    cpu_ratios = {w: cpu_median[w]["on"] / cpu_median[w]["off"] for w in WORKLOADS}
-    print(f"\naudit on vs off, c={args.concurrency}, {args.reps} reps x {args.duration:g} s (median, min-max)")
+    cpu_ratios = {w: statistics.median(cpu_pairs[w]) for w in WORKLOADS}
+    # Two servers sharing one core each get what the scheduler gives them: their rates are not
+    # their costs, their calls per CPU-second are (the rate each would have with the core its own).
+    figure = cpu_ratios if args.together else ratios
+    interval = {w: couples_interval(cpu_pairs[w]) for w in WORKLOADS} if args.together else {}
+    if args.together:
+        # Either order of a pair favours one server by a few per cent (the control shows it): the
+        # figure is the geometric mean over as many pairs of each order, with its 95 % interval.
+        figure = {w: interval[w][0] for w in WORKLOADS}
+    mode = "driven together" if args.together else "driven in turn"
+    label = "control (both off)" if args.control else "audit on vs off"
+    print(f"\n{label}, {mode}, c={args.concurrency}, {args.reps} reps x {args.duration:g} s (median, min-max)")
     for workload in WORKLOADS:
         for name in CONFIGS:
             values = rates[workload][name]
             spread = f"{min(values):.1f}-{max(values):.1f}"
-            print(f"  {workload:>9} {name:>3}: {median[workload][name]:8.1f} calls/s  ({spread})")
-        verdict = "pass" if ratios[workload] >= MIN_ON_VS_OFF else f"SHORT of {MIN_ON_VS_OFF}"
-        each = ", ".join(f"{ratio:.3f}" for ratio in pairs[workload])
-        print(f"  {workload:>9} on/off: {ratios[workload]:.3f}  {verdict}  (median of the pairs: {each})")
-        print(f"  {workload:>9} on/off per server CPU-second: {cpu_ratios[workload]:.3f}")
+            print(
+                f"  {workload:>9} {name:>3}: {median[workload][name]:8.1f} calls/s  ({spread}), "
+                f"{statistics.median(per_cpu[workload][name]):8.1f} calls per CPU-second"
+            )
+        verdict = "pass" if figure[workload] >= MIN_ON_VS_OFF else f"SHORT of {MIN_ON_VS_OFF}"
+        for what, ratio, each in (("rates", ratios, pairs), ("per CPU-second", cpu_ratios, cpu_pairs)):
+            mark = f"  {verdict}" if ratio is figure else ""
+            if args.together and ratio is cpu_ratios:
+                mean, low, high = interval[workload]
+                mark = f"  median; geometric mean {mean:.3f} (95 % interval {low:.3f}-{high:.3f})  {verdict}"
+            print(
+                f"  {workload:>9} on/off, {what}: {ratio[workload]:.3f}{mark}  "
+                f"(pairs {min(each[workload]):.3f}-{max(each[workload]):.3f}: "
+                + ", ".join(f"{r:.3f}" for r in each[workload])
+                + ")"
+            )
     # Every request measured is a row, and the warm-ups add theirs: fewer rows means some were dropped.
     print(f"  audit rows written while on: {rows_on} (tools/call requests measured: {measured_on})")
     summary = {
@@ -184,13 +304,18 @@ def main() -> None:
         "pair_ratios": pairs,
         "ratios": ratios,
         "requests_per_cpu_second": per_cpu,
+        "cpu_pair_ratios": cpu_pairs,
         "cpu_ratios": cpu_ratios,
+        "together": args.together,
+        "control": args.control,
+        "figure": figure,
+        "interval": interval,
         "target_on_vs_off": MIN_ON_VS_OFF,
         "audit_rows_on": rows_on,
         "requests_measured_on": measured_on,
     }
     print("BENCH_RESULT " + json.dumps(summary), flush=True)
-    if rows_on < measured_on:
+    if not args.control and rows_on < measured_on:
         raise SystemExit(f"{measured_on - rows_on} audit rows dropped: the 'on' figure measured less than auditing")
 
 
