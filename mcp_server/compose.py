@@ -115,7 +115,9 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         replay_guard=replay_guard,
         hide_apps=hide_apps,
         # A public tenant's callers have no role; a refusal by role is the audit's to record.
-        member_roles=None if info.public else OnlyTheRolesTools(on_refused=audit_layer.refused_by_role),
+        member_roles=None
+        if info.public
+        else OnlyTheRolesTools(views=_views_shown_by(served), on_refused=audit_layer.refused_by_role),
         compiled_calls=CompiledToolCalls.for_server(server, extensions) if site["COMPILED_CALLS"] else None,
     )
 
@@ -223,6 +225,15 @@ def serving(info: TenantInfo) -> TenantInfo:
     """The tenant as its server's lifespan state: with what the framework is handed (the store
     of its URL-mode steps). A task's run, outside any request, is handed the same."""
     return replace(info, url_steps=STEP_STORE)
+
+
+def _views_shown_by(served: list[Toolset]) -> dict[str, frozenset[str]]:
+    """Each MCP Apps view the tenant serves, by address: the tools that show it."""
+    views: dict[str, frozenset[str]] = {}
+    for toolset in served:
+        for uri, tools in toolset.views_shown_by().items():
+            views[uri] = views.get(uri, frozenset()) | tools
+    return views
 
 
 def _served_toolsets(info: TenantInfo) -> list[Toolset]:

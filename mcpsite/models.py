@@ -10,7 +10,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from mcpsite.actors import ActedBy
-from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url, tools_of, toolsets_known
+from mcpsite.tenancy import tenant_mcp_path, tenant_resource_url, tools_of, toolsets_known, with_their_views_tools
 from tools_app.tenant import tenant_audience
 
 
@@ -122,8 +122,9 @@ class Role(models.Model):
         self.toolsets = list(dict.fromkeys(self.toolsets))
 
     def allowed_tools(self) -> frozenset[str]:
-        """Every tool name the role may call (a tool its toolset no longer has is simply not served)."""
-        return frozenset(self.tools) | tools_of(self.toolsets)
+        """Every tool name the role may call (a tool its toolset no longer has is simply not served),
+        with the app-only tools of their MCP Apps views."""
+        return with_their_views_tools(frozenset(self.tools) | tools_of(self.toolsets))
 
 
 class MemberRoleQuerySet(models.QuerySet["MemberRole"]):

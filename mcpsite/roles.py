@@ -16,15 +16,16 @@ check (`mcp_server.endpoint`), so no answer tells a hidden tool from a name nobo
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, TextContent
+from mcp_types import CallToolRequestParams, CallToolResult, ListResourcesResult, ListToolsResult, TextContent
 from pydantic import BaseModel, ValidationError
 from starlette.types import Scope
 
 from mcpsite.auth import MemberToken
+from tools_app.mcp_apps import unknown_resource
 
 logger = logging.getLogger(__name__)
 
@@ -50,19 +51,35 @@ def unknown_tool(name: str) -> CallToolResult:
 
 
 class OnlyTheRolesTools:
-    """A server middleware: the caller's role decides which tools exist for them. `on_refused` is
-    told of each call it answers as unknown, while the call is in flight (the audit log's hook,
-    handed in by the composer)."""
+    """A server middleware: the caller's role decides which tools exist for them, and which MCP
+    Apps views: a ``ui://`` view that no tool the role allows shows is left out of
+    ``resources/list`` and read as an unknown resource (`views`: each view's address and the
+    tools that show it, `Toolset.views_shown_by`; a role allowing one of them also allows the
+    view's app-only tools, `mcpsite.tenancy.with_their_views_tools`). `on_refused` is told of each call
+    it answers as unknown, while the call is in flight (the audit log's hook, handed in by the
+    composer)."""
 
-    def __init__(self, *, on_refused: Callable[[], None] | None = None) -> None:
+    METHODS = frozenset({"tools/list", "tools/call", "resources/list", "resources/read"})
+
+    def __init__(
+        self, *, views: Mapping[str, frozenset[str]] | None = None, on_refused: Callable[[], None] | None = None
+    ) -> None:
+        self.views = dict(views or {})
         self.on_refused = on_refused
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method not in ("tools/list", "tools/call"):
+        if ctx.method not in self.METHODS:
             return await call_next(ctx)
         allowed = tools_allowed(ctx.request.scope if ctx.request is not None else None)
         if allowed is None:
             return await call_next(ctx)
+        if ctx.method == "resources/read":
+            uri = (ctx.params or {}).get("uri")
+            if isinstance(uri, str) and self._hidden(allowed, uri):
+                raise unknown_resource(uri)
+            return await call_next(ctx)
+        if ctx.method == "resources/list":
+            return _listed(await call_next(ctx), "resources", "uri", lambda uri: not self._hidden(allowed, uri))
         if ctx.method == "tools/call":
             name = (ctx.params or {}).get("name")
             if not outside_role(allowed, name):
@@ -76,14 +93,22 @@ class OnlyTheRolesTools:
             if self.on_refused is not None:
                 self.on_refused()
             return unknown_tool(str(name))
-        return _only(allowed, await call_next(ctx))
+        return _listed(await call_next(ctx), "tools", "name", allowed.__contains__)
+
+    def _hidden(self, allowed: frozenset[str], uri: str) -> bool:
+        tools = self.views.get(uri)
+        return tools is not None and tools.isdisjoint(allowed)
 
 
-def _only(allowed: frozenset[str], listed: HandlerResult) -> HandlerResult:
-    if isinstance(listed, ListToolsResult):
-        return listed.model_copy(update={"tools": [tool for tool in listed.tools if tool.name in allowed]})
+_LISTS: dict[str, type[BaseModel]] = {"tools": ListToolsResult, "resources": ListResourcesResult}
+
+
+def _listed(listed: HandlerResult, key: str, field: str, keep: Callable[[Any], bool]) -> HandlerResult:
+    """A list answer (`key`: ``tools`` or ``resources``) with only the entries whose `field` `keep` keeps."""
+    if isinstance(listed, _LISTS[key]):
+        return listed.model_copy(update={key: [item for item in getattr(listed, key) if keep(getattr(item, field))]})
     if isinstance(listed, BaseModel):  # another model: the SDK changed its answer's type
-        raise TypeError(f"tools/list answered {type(listed).__name__}, not ListToolsResult")
+        raise TypeError(f"{key}/list answered {type(listed).__name__}, not {_LISTS[key].__name__}")
     answer = dict(listed or {})
-    answer["tools"] = [tool for tool in answer.get("tools", []) if tool.get("name") in allowed]
+    answer[key] = [item for item in answer.get(key, []) if keep(item.get(field))]
     return answer

@@ -50,6 +50,12 @@ def tools_of(toolset_names: Iterable[str]) -> frozenset[str]:
     return frozenset(tool for name in toolset_names if name in known for tool in known[name].tool_names())
 
 
+def with_their_views_tools(names: frozenset[str]) -> frozenset[str]:
+    """`names` and the app-only tools of every MCP Apps view one of them shows: a host showing a
+    call's view calls those for it, so whoever may call the tool may use its view."""
+    return names.union(*(toolset.app_tools_shown_with(names) for toolset in toolsets_known().values()))
+
+
 def tool_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every tool, grouped by its toolset (a role's tools in the admin)."""
     return [(name, [(tool, tool) for tool in ts.tool_names()]) for name, ts in sorted(toolsets_known().items())]

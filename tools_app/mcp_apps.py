@@ -142,6 +142,11 @@ def _dump(result: HandlerResult) -> dict[str, Any]:
     return dict(result or {})
 
 
+def unknown_resource(uri: str) -> MCPError:
+    """What the SDK answers a read of a resource it does not have (for a view a caller may not see)."""
+    return MCPError(code=INVALID_PARAMS, message=f"Unknown resource: {uri}", data={"uri": uri})
+
+
 class HideAppsFromPlainClients:
     """A server middleware: what MCP Apps adds is shown only to clients that declared them.
 
@@ -157,7 +162,7 @@ class HideAppsFromPlainClients:
         if ctx.method == "resources/read":
             uri = str((ctx.params or {}).get("uri", ""))
             if uri.startswith(UI_SCHEME):
-                raise MCPError(code=INVALID_PARAMS, message=f"Unknown resource: {uri}", data={"uri": uri})
+                raise unknown_resource(uri)
             return await call_next(ctx)
         answer = _dump(await call_next(ctx))
         if ctx.method == "tools/list":

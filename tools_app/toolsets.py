@@ -215,6 +215,26 @@ class Toolset:
     def views(self) -> list[View]:
         return list(self._views.values())
 
+    def views_shown_by(self) -> dict[str, frozenset[str]]:
+        """Each of its views by ``ui://`` address: the tools that show it (``ui=``), by name."""
+        shown: dict[str, set[str]] = {uri: set() for uri in self._views}
+        for entry in self._entries:
+            if entry.kind == "tool":
+                uri = ((entry.kwargs.get("meta") or {}).get("ui") or {}).get("resourceUri")
+                if uri in shown:
+                    shown[uri].add(entry.kwargs.get("name") or entry.fn.__name__)
+        return {uri: frozenset(names) for uri, names in shown.items()}
+
+    def app_tools_shown_with(self, names: frozenset[str]) -> frozenset[str]:
+        """The app-only tools of the views that any of `names` shows: what a host calls for a view
+        while it shows a call's result (`mcpsite.roles`: a role allowing a tool allows those)."""
+        return frozenset(
+            fn.__name__
+            for uri, shown in self.views_shown_by().items()
+            if shown & names
+            for fn in self._views[uri].app_tools
+        )
+
     def prompt(self, name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
         """Register a prompt; unlike the SDK's, it may take `Annotated[T, Resolve(fn)]` parameters."""
 
