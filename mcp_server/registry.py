@@ -22,6 +22,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import ResourcesListChanged, ToolsListChanged
 from mcp_types import INTERNAL_ERROR
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -141,6 +142,18 @@ class TenantRegistry:
     def get(self, slug: str) -> TenantServer | None:
         """The tenant's server if this process has it loaded (no build, no LRU touch)."""
         return self._servers.get(slug)
+
+    async def lists_changed(self, tenant_id: int) -> None:
+        """Tell the ``subscriptions/listen`` streams (2026-07-28) of this tenant's server, if this
+        process has it loaded, that its tools and resources lists changed: a member's role did,
+        and with it which tools and views they see. The SDK's bus knows no principal, so every
+        stream of the tenant that asked for these events hears it and lists again (the same
+        lists, for everyone else). A 2025-11-25 session is not told: the handshake's capabilities
+        do not declare ``listChanged``."""
+        for tenant in [t for t in self._servers.values() if t.info.id == tenant_id]:
+            bus = sdk.subscriptions(tenant.server)
+            await bus.publish(ToolsListChanged())
+            await bus.publish(ResourcesListChanged())
 
     @property
     def slugs(self) -> list[str]:

@@ -61,16 +61,19 @@ def membership_changed(instance: Any, action: str, reverse: bool, pk_set: set[in
         MemberRole.objects.filter(tenant=tenant, user_id=user_id).delete()
 
 
-def _members_changed(user_ids: set[int]) -> None:
+def _members_changed(user_ids: set[int], tenant_id: int) -> None:
     """Every process forgets these users' cached tokens, so their next call reads their roles again
-    (a lost event: within TOKEN_CACHE_SECONDS, the cache's own bound)."""
+    (a lost event: within TOKEN_CACHE_SECONDS, the cache's own bound), and tells the tenant's
+    listening clients that its lists changed (what these members see did)."""
     if user_ids:
-        publish_on_commit({"type": "members.changed", "subjects": sorted(str(user_id) for user_id in user_ids)})
+        subjects = sorted(str(user_id) for user_id in user_ids)
+        publish_on_commit({"type": "members.changed", "subjects": subjects, "tenant": tenant_id})
 
 
 @receiver([post_save, post_delete], sender=Role)
 def role_changed(instance: Role, **_: Any) -> None:
-    _members_changed(set(MemberRole.objects.filter(role_id=instance.pk).values_list("user_id", flat=True)))
+    holders = MemberRole.objects.filter(role_id=instance.pk).values_list("user_id", flat=True)
+    _members_changed(set(holders), instance.tenant_id)
 
 
 @receiver(pre_save, sender=MemberRole)
@@ -79,12 +82,12 @@ def member_role_moving(instance: MemberRole, **_: Any) -> None:
     if instance.pk is not None:
         before = MemberRole.objects.filter(pk=instance.pk).values_list("user_id", flat=True).first()
         if before is not None and before != instance.user_id:
-            _members_changed({before})
+            _members_changed({before}, instance.tenant_id)
 
 
 @receiver([post_save, post_delete], sender=MemberRole)
 def member_role_changed(instance: MemberRole, **_: Any) -> None:
-    _members_changed({instance.user_id})
+    _members_changed({instance.user_id}, instance.tenant_id)
 
 
 @receiver(post_save, sender=get_user_model())

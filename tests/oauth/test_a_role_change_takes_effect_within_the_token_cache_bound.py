@@ -2,7 +2,9 @@
 holds the member's token in its cache hears of the change at once (a broadcast, far inside
 TOKEN_CACHE_SECONDS), whether staff change what the role may call or which role the member
 holds, in the admin; and a change made behind the signals' back (a bulk update) still takes
-effect once the cached entry expires, the cache's own bound."""
+effect once the cached entry expires, the cache's own bound. A 2026-07-28 client listening for
+list changes (`subscriptions/listen`, the SDK's `Client.listen`) is told its tools and resources
+lists changed, and lists the new tools."""
 
 from __future__ import annotations
 
@@ -11,9 +13,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import anyio
+import httpx2
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import ResourcesListChanged, ServerEvent, ToolsListChanged
 
 from mcpsite import services
 from mcpsite.models import MemberRole, Role, Tenant
@@ -136,3 +143,29 @@ def test_a_role_changed_behind_the_signals_back_takes_effect_within_the_cache_bo
         assert listed_within(fresh, erin, {"book_table", "provision"}, seconds=bound + 1.0) <= bound + 1.0
     finally:
         fresh.stop()
+
+
+def test_a_role_change_tells_a_listening_client_to_list_again(live: LiveServer, erin: Held) -> None:
+    async def scenario() -> tuple[set[type[ServerEvent]], set[str], set[str]]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {erin.token}"})
+        transport = streamable_http_client(live.mcp_url(erin.tenant.slug), http_client=http)
+        async with http, Client(transport, mode="2026-07-28") as client:
+            before = {tool.name for tool in (await client.list_tools()).tools}
+            heard: set[type[ServerEvent]] = set()
+            async with client.listen(tools_list_changed=True, resources_list_changed=True) as listening:
+                # Staff take her role away (the service the admin and the API call), from a thread.
+                await anyio.to_thread.run_sync(
+                    lambda: services.member_role_set(tenant=erin.tenant, user=erin.user, role=None)
+                )
+                with anyio.fail_after(10):
+                    async for event in listening:
+                        heard.add(type(event))
+                        if heard >= {ToolsListChanged, ResourcesListChanged}:
+                            break
+            after = {tool.name for tool in (await client.list_tools()).tools}
+            return heard, before, after
+
+    heard, before, after = anyio.run(scenario)
+    assert heard == {ToolsListChanged, ResourcesListChanged}
+    assert before == {"book_table"}
+    assert after == EVERY
