@@ -7,7 +7,6 @@ counted per client address (an IPv6 client by its /64)."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -22,7 +21,7 @@ from mcpsite import services
 from mcpsite.models import Tenant
 from tests.approvals.raw import modern_call
 from tests.conftest import Cast, LiveServer
-from tests.mcp.clients import modern_post
+from tests.mcp.clients import wait_until_served
 
 CAP = 2
 REFUSED = (
@@ -119,10 +118,7 @@ def test_anonymous_callers_of_a_public_tenant_are_capped_per_address(capped: Liv
     )
     url, tag = capped.mcp_url(tenant.slug), uuid.uuid4().hex[:8]
 
-    deadline = time.monotonic() + 10  # a process hears of a new tenant at once, or on its 5 s poll
-    while modern_post(url, "tools/list").status_code != 200:
-        assert time.monotonic() < deadline, f"{url} is not served"
-        time.sleep(0.1)
+    wait_until_served(url)
 
     def anonymous_refund(order_id: str, address: str) -> dict[str, Any]:
         arguments = {"order_id": order_id, "amount": "5"}

@@ -11,7 +11,6 @@ too, but no tool of hers shows that view); frank holds none."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from mcpsite.models import Tenant
 from tests.apps.conftest import TOOLSETS
 from tests.apps.host import AppsSupport
 from tests.conftest import LiveServer
-from tests.mcp.clients import MODES, modern_post
+from tests.mcp.clients import MODES, wait_until_served
 
 PAYMENT, APPROVAL, TASK = (f"ui://mcpsite/{name}.html" for name in ("payment", "approval", "task"))
 NOWHERE = "ui://mcpsite/nowhere.html"
@@ -57,10 +56,7 @@ def roles(server: LiveServer, django_db_blocker: Any) -> Iterator[Roles]:
             services.token_issue(tenant=tenant, user=erin, site_root=server.url).token,
             services.token_issue(tenant=tenant, user=frank, site_root=server.url).token,
         )
-        deadline = time.monotonic() + 10  # the registry hears of a new tenant within a second, or on its poll
-        while modern_post(server.mcp_url(slug), "tools/list", token=roles.frank).status_code != 200:
-            assert time.monotonic() < deadline, f"{slug} is not served"
-            time.sleep(0.1)
+        wait_until_served(server.mcp_url(slug), roles.frank)
         yield roles
         tenant.delete()
         erin.delete()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -78,6 +79,15 @@ def modern_post(
         },
     }
     return raw_post(url, json.dumps(body).encode(), token, **{"Mcp-Method": method, **headers})
+
+
+def wait_until_served(url: str, token: str | None = None, *, seconds: float = 10.0) -> None:
+    """Until `url` answers `token`'s ``tools/list``: a process hears of a new tenant within a
+    second (a broadcast), or on its 5 s poll."""
+    deadline = time.monotonic() + seconds
+    while modern_post(url, "tools/list", token=token).status_code != 200:
+        assert time.monotonic() < deadline, f"{url} is not served"
+        time.sleep(0.1)
 
 
 def raw_post(url: str, body: bytes, token: str | None = None, **headers: str) -> httpx2.Response:

@@ -10,7 +10,6 @@ serving `demo`, `long_running` and `conformance`; dave, a member too, holds none
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from mcp_tasks.models import Task
 from mcpsite import services
 from mcpsite.models import Tenant
 from tests.conftest import Cast, LiveServer
-from tests.mcp.clients import MODES, connect, modern_post
+from tests.mcp.clients import MODES, connect, modern_post, wait_until_served
 from tests.mcp.test_a_tool_call_without_its_scope_is_refused_naming_every_scope_it_needs import call
 from tests.tasks.conftest import rpc
 from tools_app.discovery import toolsets
@@ -58,10 +57,7 @@ def staffed(live: LiveServer, django_db_blocker: Any) -> Iterator[Staffed]:
             services.token_issue(tenant=tenant, user=dave, site_root=live.url).token,
             carol,
         )
-        deadline = time.monotonic() + 10  # the registry hears of a new tenant within a second, or on its poll
-        while modern_post(live.mcp_url(slug), "tools/list", token=staffed.dave).status_code != 200:
-            assert time.monotonic() < deadline, f"{slug} is not served"
-            time.sleep(0.1)
+        wait_until_served(live.mcp_url(slug), staffed.dave)
         yield staffed
         tenant.delete()
         carol.delete()

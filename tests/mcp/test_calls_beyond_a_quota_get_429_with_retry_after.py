@@ -20,7 +20,7 @@ from oauth2_provider.models import Application
 
 from mcpsite.models import Tenant
 from tests.conftest import Cast, LiveServer
-from tests.mcp.clients import modern_post
+from tests.mcp.clients import modern_post, wait_until_served
 
 WINDOW = 3600
 PER_PERSON = 3
@@ -61,10 +61,7 @@ def tenant_with(
     tenant.members.add(*(cast.user(name).pk for name in [*members, "staff"]))
     token = cast.token(processes[0], "staff", slug)  # every process serves the first one's site root
     for server in processes:
-        deadline = time.monotonic() + 10  # a process hears of a new tenant at once, or on its 5 s poll
-        while modern_post(server.mcp_url(slug), "tools/list", token=token).status_code != 200:
-            assert time.monotonic() < deadline, f"{slug} is not served by {server.url}"
-            time.sleep(0.1)
+        wait_until_served(server.mcp_url(slug), token)
     return slug
 
 

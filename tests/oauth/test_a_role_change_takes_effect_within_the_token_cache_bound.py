@@ -26,7 +26,7 @@ from mcpsite import services
 from mcpsite.models import MemberRole, Role, Tenant
 from tests.conftest import Cast, LiveServer
 from tests.http import csrf, signed_in
-from tests.mcp.clients import modern_post
+from tests.mcp.clients import modern_post, wait_until_served
 
 EVERY = {"book_table", "provision", "delete_folder"}
 
@@ -56,11 +56,8 @@ def erin(live: LiveServer, cast: Cast) -> Iterator[Held]:
 
 
 def served(server: LiveServer, held: Held) -> None:
-    """Until the server serves the new tenant (it hears of it within a second, or on its poll)."""
-    deadline = time.monotonic() + 10
-    while modern_post(server.mcp_url(held.tenant.slug), "tools/list", token=held.token).status_code != 200:
-        assert time.monotonic() < deadline, f"{held.tenant.slug} is not served"
-        time.sleep(0.1)
+    """Until the server serves the new tenant."""
+    wait_until_served(server.mcp_url(held.tenant.slug), held.token)
 
 
 def tools(live: LiveServer, held: Held) -> set[str]:
