@@ -55,9 +55,9 @@ class OnlyTheRolesTools:
     Apps views: a ``ui://`` view that no tool the role allows shows is left out of
     ``resources/list`` and read as an unknown resource (`views`: each view's address and the
     tools that show it, `Toolset.views_shown_by`; a role allowing one of them also allows the
-    view's app-only tools, `mcpsite.tenancy.with_their_views_tools`). `on_refused` is told of each call
-    it answers as unknown, while the call is in flight (the audit log's hook, handed in by the
-    composer)."""
+    view's app-only tools, `mcpsite.tenancy.with_their_views_tools`). `on_refused` is told of
+    each call it answers as unknown, while the call is in flight (the audit log's hook, handed in
+    by the composer)."""
 
     METHODS = frozenset({"tools/list", "tools/call", "resources/list", "resources/read"})
 
