@@ -209,6 +209,7 @@ def main() -> None:
     configs = servers(args, workdir)
     rates: dict[str, dict[str, list[float]]] = {w: {c: [] for c in CONFIGS} for w in WORKLOADS}
     per_cpu: dict[str, dict[str, list[float]]] = {w: {c: [] for c in CONFIGS} for w in WORKLOADS}
+    p99: dict[str, dict[str, list[float]]] = {w: {c: [] for c in CONFIGS} for w in WORKLOADS}
     before = audit_rows()
     measured_on = 0
 
@@ -242,6 +243,7 @@ def main() -> None:
                     # The run's rate with the work it left for after it charged to it.
                     rate = calls / (calls / result["throughput"] + left)
                     rates[workload][name].append(rate)
+                    p99[workload][name].append(result["p99_ms"])
                     per_cpu[workload][name].append(calls / used)
                     if name == "on":
                         measured_on += result["requests"]
@@ -250,7 +252,7 @@ def main() -> None:
                         f"{calls / used:8.1f} calls per CPU-second, "
                         f"{used / result['requests'] * 1e6:6.1f} µs CPU a request "
                         f"({aside / result['requests'] * 1e6:4.1f} µs aside, "
-                        f"{left / result['requests'] * 1e6:4.1f} µs after the run)",
+                        f"{left / result['requests'] * 1e6:4.1f} µs after the run), p99 {result['p99_ms']:.2f} ms",
                         flush=True,
                     )
     finally:
@@ -281,7 +283,8 @@ def main() -> None:
             spread = f"{min(values):.1f}-{max(values):.1f}"
             print(
                 f"  {workload:>9} {name:>3}: {median[workload][name]:8.1f} calls/s  ({spread}), "
-                f"{statistics.median(per_cpu[workload][name]):8.1f} calls per CPU-second"
+                f"{statistics.median(per_cpu[workload][name]):8.1f} calls per CPU-second, "
+                f"p99 {statistics.median(p99[workload][name]):.2f} ms a request"
             )
         verdict = "pass" if figure[workload] >= MIN_ON_VS_OFF else f"SHORT of {MIN_ON_VS_OFF}"
         for what, ratio, each in (("rates", ratios, pairs), ("per CPU-second", cpu_ratios, cpu_pairs)):
@@ -304,6 +307,7 @@ def main() -> None:
         "pair_ratios": pairs,
         "ratios": ratios,
         "requests_per_cpu_second": per_cpu,
+        "p99_ms": p99,
         "cpu_pair_ratios": cpu_pairs,
         "cpu_ratios": cpu_ratios,
         "together": args.together,
