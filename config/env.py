@@ -39,6 +39,15 @@ def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One word of `choices` (any case; unset or empty: `default`); anything else is refused at
+    start-up, naming the setting and what it takes."""
+    word = os.environ.get(name, "").strip().lower() or default
+    if word not in choices:
+        raise ImproperlyConfigured(f"{name}: expected {' or '.join(choices)}, got {word!r}")
+    return word
+
+
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 

@@ -11,8 +11,6 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from django.core.exceptions import ImproperlyConfigured
-
 from approvals.conf import ApprovalsSettings
 from audit.conf import AuditSettings
 from config.authorization import oauth2_provider
@@ -20,6 +18,7 @@ from config.env import (
     database_from_url,
     embedded_secret_key,
     env_bool,
+    env_choice,
     env_float,
     env_int,
     env_list,
@@ -248,7 +247,7 @@ MCPSITE: McpsiteSettings = {
     # saturation uvloop runs newly arrived requests ahead of the ones it has already answered
     # (MagicStack/uvloop#123): at 64 concurrent calls a few in a hundred waited 0.3-1.3 s for their
     # answer, with our app or a trivial one alike, the standard loop 0.05-0.15 s (bench/README.md).
-    "EVENT_LOOP": env_str("MCPSITE_EVENT_LOOP", "asyncio").strip().lower(),
+    "EVENT_LOOP": env_choice("MCPSITE_EVENT_LOOP", "asyncio", ("asyncio", "uvloop")),
     # The SDK's OpenTelemetry span per MCP message; by default on exactly when traces are exported
     # (the standard OTEL_EXPORTER_OTLP_* environment: `mcpsite.tracing`).
     "OTEL_SPANS": env_bool("MCPSITE_OTEL_SPANS", exporting()),
@@ -466,11 +465,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")
-if MCPSITE["EVENT_LOOP"] not in ("asyncio", "uvloop"):
-    raise ImproperlyConfigured(f"MCPSITE_EVENT_LOOP: expected asyncio or uvloop, got {MCPSITE['EVENT_LOOP']!r}")
-LOG_FORMAT = env_str("MCPSITE_LOG_FORMAT", "plain").strip().lower() or "plain"
-if LOG_FORMAT not in ("plain", "json"):
-    raise ImproperlyConfigured(f"MCPSITE_LOG_FORMAT: expected plain or json, got {LOG_FORMAT!r}")
+LOG_FORMAT = env_choice("MCPSITE_LOG_FORMAT", "plain", ("plain", "json"))
 LOGGING = logging_dict(level=LOG_LEVEL, log_format=LOG_FORMAT)
 # JSON logs: Celery keeps the root handler above instead of installing its own plain one.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT == "plain"
