@@ -127,6 +127,11 @@ class _Entry:
     scopes: tuple[str, ...] = ()  # the OAuth scopes a call needs beyond the tenant's own (`Toolset.tool`)
     audit_args: tuple[str, ...] = ()  # arguments safe to record in full in the audit log (`Toolset.tool`)
 
+    @property
+    def name(self) -> str:
+        """The name it is served under: the one given, or the function's."""
+        return self.kwargs.get("name") or self.fn.__name__
+
 
 class UndescribedScope(ToolsAppError, ValueError):
     """A tool names a scope its toolset does not describe (the consent page would have no words for it)."""
@@ -222,7 +227,7 @@ class Toolset:
             if entry.kind == "tool":
                 uri = ((entry.kwargs.get("meta") or {}).get("ui") or {}).get("resourceUri")
                 if uri in shown:
-                    shown[uri].add(entry.kwargs.get("name") or entry.fn.__name__)
+                    shown[uri].add(entry.name)
         return {uri: frozenset(names) for uri, names in shown.items()}
 
     def app_tools_shown_with(self, names: frozenset[str]) -> frozenset[str]:
@@ -258,31 +263,19 @@ class Toolset:
 
     def tool_names(self) -> list[str]:
         """The names its tools are registered under (the SDK's default: the function's name)."""
-        return [entry.kwargs.get("name") or entry.fn.__name__ for entry in self._entries if entry.kind == "tool"]
+        return [entry.name for entry in self._entries if entry.kind == "tool"]
 
     def task_tools(self) -> dict[str, TaskSupport]:
         """Its tools that run as tasks, by registered name, and how."""
-        return {
-            entry.kwargs.get("name") or entry.fn.__name__: entry.task
-            for entry in self._entries
-            if entry.kind == "tool" and entry.task is not None
-        }
+        return {entry.name: entry.task for entry in self._entries if entry.kind == "tool" and entry.task is not None}
 
     def tool_scopes(self) -> dict[str, tuple[str, ...]]:
         """Its tools that need scopes, by registered name, and the scopes each needs."""
-        return {
-            entry.kwargs.get("name") or entry.fn.__name__: entry.scopes
-            for entry in self._entries
-            if entry.kind == "tool" and entry.scopes
-        }
+        return {entry.name: entry.scopes for entry in self._entries if entry.kind == "tool" and entry.scopes}
 
     def tool_audit_args(self) -> dict[str, tuple[str, ...]]:
         """Its tools that name arguments safe to audit in full, by registered name, and those names."""
-        return {
-            entry.kwargs.get("name") or entry.fn.__name__: entry.audit_args
-            for entry in self._entries
-            if entry.kind == "tool" and entry.audit_args
-        }
+        return {entry.name: entry.audit_args for entry in self._entries if entry.kind == "tool" and entry.audit_args}
 
     def tools(self) -> list[Tool]:
         """Its tools' SDK records, built once per process and shared by every tenant server that
@@ -298,9 +291,9 @@ class Toolset:
         layer) the public names of each one's questions."""
         for entry in self._entries:
             if entry.kind == "tool":
-                if sdk_tool(server, entry.kwargs.get("name") or entry.fn.__name__) is None:  # not given built
+                if sdk_tool(server, entry.name) is None:  # not given built
                     server.add_tool(entry.fn, **entry.kwargs)
-                rounds.register("tools/call", entry.kwargs.get("name") or entry.fn.__name__, entry.names)
+                rounds.register("tools/call", entry.name, entry.names)
             elif entry.kind == "prompt":
                 server.prompt(**entry.kwargs)(entry.fn)
                 rounds.register("prompts/get", entry.kwargs["name"], entry.names)
