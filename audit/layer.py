@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import contextvars
 import json
-import time
 from collections.abc import Iterable, Mapping
+from time import perf_counter, time
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -38,12 +38,14 @@ from audit.conf import audit_settings
 from audit.models import ToolCall
 from audit.writer import AuditWriter, Call, writer
 from mcpsite import logs
-from mcpsite.toolcall_metrics import generation, tool_outcome
+from mcpsite.toolcall_metrics import tool_outcome
 from tools_app.principal import Principal
 from tools_app.toolsets import Toolset
 
 Outcome = ToolCall.Outcome
 _new_call = tuple.__new__
+# An enum member read off its class is a descriptor lookup each time (~0.06 µs); read once.
+_PROTOCOL_ERROR: str = Outcome.PROTOCOL_ERROR
 
 _OUTCOMES = {
     "ok": Outcome.RESULT,
@@ -74,8 +76,8 @@ class AuditToolCalls:
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":
             return await call_next(ctx)
-        at, started = time.time(), time.perf_counter()
-        outcome: str = Outcome.PROTOCOL_ERROR
+        at, started = time(), perf_counter()
+        outcome: str = _PROTOCOL_ERROR
         code: int | None = INTERNAL_ERROR  # what anything but an MCPError is answered with
         try:
             result = await call_next(ctx)
@@ -117,10 +119,10 @@ class AuditToolCalls:
                         self.safe_args.get(tool, ()),
                         outcome,
                         code,
-                        time.perf_counter() - started,
+                        perf_counter() - started,
                         # A task's run has no request: its row names the task instead.
                         (logs.current().request_id or "") if request is not None else "",
-                        generation(ctx.protocol_version),
+                        ctx.protocol_version,
                         "" if request is not None else str(ctx.request_id or ""),
                     ),
                 )
@@ -136,7 +138,7 @@ class AuditToolCalls:
         user = scope.get("user")
         principal = Principal.of_token(getattr(user, "access_token", None))
         request_id = scope.get(logs.REQUEST_ID) or logs.current().request_id or ""
-        at = time.time()
+        at = time()
         for message in body if isinstance(body, list) else [body]:
             if not isinstance(message, dict) or message.get("method") != "tools/call":
                 continue
@@ -155,7 +157,7 @@ class AuditToolCalls:
                     error_code=None,
                     seconds=0.0,
                     request_id=request_id,
-                    generation=generation(protocol_version),
+                    protocol_version=protocol_version,
                 )
             )
 

@@ -44,6 +44,7 @@ from psycopg.types.json import set_json_dumps
 from audit.conf import audit_settings
 from audit.models import ToolCall
 from mcpsite import metrics
+from mcpsite.toolcall_metrics import generation
 from tools_app.principal import Principal
 from tools_app.urlmode import canonical_digest
 
@@ -83,7 +84,7 @@ class Call(NamedTuple):
     error_code: int | None
     seconds: float
     request_id: str
-    generation: str
+    protocol_version: str | None  # the request's, as the SDK read it: its generation is the row's
     task_id: str = ""
 
 
@@ -221,7 +222,7 @@ def to_row(call: Call) -> Row:
         call.error_code,
         call.seconds * 1000,
         call.request_id,
-        call.generation,
+        generation(call.protocol_version),
         call.task_id,
     )
 

@@ -43,7 +43,9 @@ def generation(version: str | None) -> str:
 def tool_outcome(result: HandlerResult) -> str:
     """How a tool call the SDK answered ended: input_required, task, tool_error or ok (also read
     by the audit log, `audit.layer`)."""
-    if isinstance(result, Mapping):  # the wire shape every call path answers with: one lookup each
+    # The wire shape every call path answers with (a dict: checked first, as `isinstance` against
+    # the Mapping ABC costs several times the lookups): one lookup each.
+    if type(result) is dict or isinstance(result, Mapping):
         kind, failed = result.get("resultType"), result.get("isError") is True
         if kind == "input_required":
             return "input_required"
