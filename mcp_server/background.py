@@ -52,9 +52,10 @@ async def _on_token_changed(event: broadcast.Event) -> None:
 async def _on_members_changed(event: broadcast.Event) -> None:
     # Their roles changed: their tokens are read again, roles included, on their next call; then
     # the tenant's listening clients here are told to list again (an older event names no tenant).
-    tokens.evict_subjects(frozenset(str(subject) for subject in event.get("subjects", ())))
+    subjects = frozenset(str(subject) for subject in event.get("subjects", ()))
+    tokens.evict_subjects(subjects)
     if isinstance(tenant_id := event.get("tenant"), int):
-        await registry.lists_changed(tenant_id)
+        await registry.lists_changed(tenant_id, subjects)
 
 
 # Every broadcast event this process handles, and who handles it: the one table.

@@ -28,6 +28,7 @@ from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import NotificationParams
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -154,6 +155,13 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         resource_metadata_url=metadata_url,
         on_refused_scope=refused_scope,
     )
+    if not info.public:
+        # Its members' roles decide what they list: a role changed tells their 2025-11-25
+        # sessions to list again (`CappedSessionManager.tell_lists_changed`), as the handshake says.
+        sdk.declare_lists_changed(server)
+        lowlevel = sdk.lowlevel_server(server)
+        assert lowlevel.get_notification_handler("notifications/initialized") is None, "not ours to replace"
+        lowlevel.add_notification_handler("notifications/initialized", NotificationParams, manager.on_initialized)
     app = TenantEndpoint(
         sdk_app,
         manager,

@@ -143,17 +143,25 @@ class TenantRegistry:
         """The tenant's server if this process has it loaded (no build, no LRU touch)."""
         return self._servers.get(slug)
 
-    async def lists_changed(self, tenant_id: int) -> None:
-        """Tell the ``subscriptions/listen`` streams (2026-07-28) of this tenant's server, if this
-        process has it loaded, that its tools and resources lists changed: a member's role did,
-        and with it which tools and views they see. The SDK's bus knows no principal, so every
-        stream of the tenant that asked for these events hears it and lists again (the same
-        lists, for everyone else). A 2025-11-25 session is not told: the handshake's capabilities
-        do not declare ``listChanged``."""
+    async def lists_changed(self, tenant_id: int, subjects: Collection[str] = ()) -> None:
+        """Tell the clients of this tenant's server, if this process has it loaded, that its tools
+        and resources lists changed: the role of the members named by `subjects` (our users' ids)
+        did, and with it which tools and views they see.
+
+        - 2026-07-28: the ``subscriptions/listen`` streams. The SDK's bus knows no principal, so
+          every stream of the tenant that asked for these events hears it and lists again (the
+          same lists, for everyone else).
+        - 2025-11-25: those members' open sessions, and only theirs (the session manager knows
+          whose each is, `mcp_server.sessions.CappedSessionManager.tell_lists_changed`)."""
+        issuer = settings.MCPSITE["ISSUER"]
+        people = {(issuer, subject) for subject in subjects}
         for tenant in [t for t in self._servers.values() if t.info.id == tenant_id]:
             bus = sdk.subscriptions(tenant.server)
             await bus.publish(ToolsListChanged())
             await bus.publish(ResourcesListChanged())
+            sessions = tenant.server.session_manager
+            if people and isinstance(sessions, CappedSessionManager):
+                await sessions.tell_lists_changed(people)
 
     @property
     def slugs(self) -> list[str]:

@@ -27,6 +27,13 @@ The whole body also names the tool a ``tools/call`` calls before the SDK dispatc
 whose token lacks a scope the tool needs (`mcpsite.scopes`) is answered 403 ``insufficient_scope``
 here, as on the 2026-07-28 entry.
 
+A private tenant's handshake declares ``listChanged`` for tools and resources
+(`tools_app.sdk.declare_lists_changed`): when staff change a member's role, what they may list
+changes, and `tell_lists_changed` sends each of that member's sessions here
+``notifications/tools/list_changed`` and ``notifications/resources/list_changed`` on its standalone
+stream. A session is reachable from its ``notifications/initialized`` (`on_initialized`) until the
+SDK discards it.
+
 Only requests that open a session reach the cap code; requests of an open session pay one
 ``try``, and 2026-07-28 requests never reach the session manager (`mcp_server.endpoint`).
 
@@ -42,17 +49,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextvars import ContextVar
 from typing import Any, cast
 
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types import INVALID_REQUEST
+from mcp_types import INVALID_REQUEST, NotificationParams
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_server import quotas
@@ -97,6 +107,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
     on_refused_scope: RefusalHook | None
     _open: dict[Person, int]
     _person_of: dict[str, Person]
+    _reach: dict[str, ServerSession]
 
     @classmethod
     def adopt(
@@ -120,12 +131,38 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         capped.on_refused_scope = on_refused_scope
         capped._open = {}
         capped._person_of = {}
+        capped._reach = {}
         return capped
 
     @property
     def open_sessions(self) -> int:
         """Sessions admitted and not yet discarded (the registry keeps a tenant with any loaded)."""
         return len(self._person_of)
+
+    async def on_initialized(self, ctx: ServerRequestContext[Any, Any], params: NotificationParams) -> None:
+        """The SDK's handler for ``notifications/initialized``: from now on the session can be told
+        its lists changed (its `ServerSession` sends an unrelated notification on the session's
+        standalone stream, whichever request it came with)."""
+        session_id = ctx.request.headers.get(MCP_SESSION_ID_HEADER) if isinstance(ctx.request, Request) else None
+        if session_id is not None and session_id in self._person_of:  # admitted here, not yet discarded
+            self._reach[session_id] = ctx.session
+
+    async def tell_lists_changed(self, people: Collection[Person]) -> int:
+        """Tell each open session of `people` that its tools and resources lists changed; the number
+        of sessions told. A session whose stream is gone is skipped (logged): nothing to retry."""
+        told = 0
+        for session_id, person in list(self._person_of.items()):
+            session = self._reach.get(session_id)
+            if session is None or person not in people:
+                continue
+            try:
+                await session.send_tool_list_changed()
+                await session.send_resource_list_changed()
+            except Exception as exc:  # the client left meanwhile
+                logger.info("lists changed: session %s not told (%r)", session_id[:8], exc)
+            else:
+                told += 1
+        return told
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Authenticated by now (the SDK's middlewares run outside this): the call quotas know the person.
@@ -193,6 +230,7 @@ class CappedSessionManager(StreamableHTTPSessionManager):
         # The SDK may discard one session twice (the DELETE, then its server task ending); the
         # pop makes the release happen once, before any await, as the SDK forgets it.
         person = self._person_of.pop(session_id, None)
+        self._reach.pop(session_id, None)
         if person is not None:
             left = self._open[person] - 1
             if left:

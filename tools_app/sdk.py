@@ -33,11 +33,14 @@ handler (issue 31; held to the SDK's answers by `tests/mcp/test_compiled_calls_a
 Replaced, not just read: the resolver's ``_render_request`` and ``_request_digest`` (module globals of
 ``mcp.server.mcpserver.resolve``), wrapped to keep a fixed form question's rendering
 (`memoize_form_questions`); and `serve_one` is the SDK's public one re-stated so that it skips
-unwinding an empty exit stack (it reads `AsyncExitStack`'s ``_exit_callbacks``).
+unwinding an empty exit stack (it reads `AsyncExitStack`'s ``_exit_callbacks``). And a server's
+public ``create_initialization_options`` is replaced on its instance by `declare_lists_changed`, as
+the SDK's runner calls it with no notification options to pass.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -60,7 +63,7 @@ from mcp.server._streamable_http_modern import (
     _write,
     _write_rejection,
 )
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver import resolve as _resolve
 from mcp.server.mcpserver.tools import Tool
@@ -86,6 +89,7 @@ __all__ = [
     "_write",
     "_write_rejection",
     "built_in_layers",
+    "declare_lists_changed",
     "error_response",
     "lifespan_state",
     "lowlevel_server",
@@ -122,6 +126,21 @@ def lowlevel_server(server: MCPServer[Any]) -> Server[Any]:
     (``resources/subscribe``, ``logging/setLevel``), yet it is reachable only as ``_lowlevel_server``.
     A public ``MCPServer.add_request_handler`` would replace this."""
     return server._lowlevel_server
+
+
+def declare_lists_changed(server: MCPServer[Any]) -> None:
+    """The 2025-11-25 handshake of `server` declares ``listChanged`` for its tools and resources
+    (`mcp_server.sessions.CappedSessionManager.tell_lists_changed` keeps that promise).
+
+    Those flags come from the `NotificationOptions` handed to ``create_initialization_options``,
+    which the SDK's runner calls with none (the SDK's own TODO L53: "capabilities ... require
+    NotificationOptions to be passed externally"), so it is bound with them on this instance. At
+    2026-07-28 the SDK derives them from ``subscriptions/listen`` and ignores these options. A server
+    constructor parameter for them would replace this."""
+    lowlevel = lowlevel_server(server)
+    options = NotificationOptions(tools_changed=True, resources_changed=True)
+    make = lowlevel.create_initialization_options
+    lowlevel.create_initialization_options = functools.partial(make, options)  # type: ignore[method-assign]
 
 
 def sdk_tool(server: MCPServer[Any], name: str) -> Tool | None:

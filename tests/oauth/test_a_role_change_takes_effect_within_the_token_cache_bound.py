@@ -4,7 +4,8 @@ TOKEN_CACHE_SECONDS), whether staff change what the role may call or which role 
 holds, in the admin; and a change made behind the signals' back (a bulk update) still takes
 effect once the cached entry expires, the cache's own bound. A 2026-07-28 client listening for
 list changes (`subscriptions/listen`, the SDK's `Client.listen`) is told its tools and resources
-lists changed, and lists the new tools."""
+lists changed, and lists the new tools; so is each open 2025-11-25 session of the member (the
+handshake declares ``listChanged``), and no other member's."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from mcp import Client
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ResourcesListChanged, ServerEvent, ToolsListChanged
+from mcp_types import ResourceListChangedNotification, ToolListChangedNotification
 
 from mcpsite import services
 from mcpsite.models import MemberRole, Role, Tenant
@@ -164,5 +167,62 @@ def test_a_role_change_tells_a_listening_client_to_list_again(live: LiveServer, 
 
     heard, before, after = anyio.run(scenario)
     assert heard == {ToolsListChanged, ResourcesListChanged}
+    assert before == {"book_table"}
+    assert after == EVERY
+
+
+def test_a_role_change_tells_the_members_2025_11_25_sessions_and_no_one_elses(live: LiveServer, erin: Held) -> None:
+    frank = get_user_model().objects.create_user(f"frank-{uuid.uuid4().hex[:8]}")  # a member without a role
+    erin.tenant.members.add(frank)
+    franks_token = services.token_issue(tenant=erin.tenant, user=frank, site_root=live.url).token
+    url = live.mcp_url(erin.tenant.slug)
+
+    async def scenario() -> tuple[dict[str, list[str]], dict[str, bool | None], set[str], set[str]]:
+        heard: dict[str, list[str]] = {"erin": [], "frank": []}
+        erin_told = anyio.Event()
+
+        def listener(who: str) -> MessageHandlerFnT:
+            async def on_message(message: IncomingMessage) -> None:
+                if isinstance(message, ToolListChangedNotification | ResourceListChangedNotification):
+                    heard[who].append(message.method)
+                    if who == "erin" and len(heard["erin"]) == 2:
+                        erin_told.set()
+
+            return on_message
+
+        def session(token: str, who: str) -> tuple[httpx2.AsyncClient, Client]:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            transport = streamable_http_client(url, http_client=http)
+            return http, Client(transport, mode="legacy", message_handler=listener(who))
+
+        erin_http, erin_session = session(erin.token, "erin")
+        frank_http, frank_session = session(franks_token, "frank")
+        async with erin_http, frank_http, erin_session as hers, frank_session as his:
+            capabilities = hers.server_capabilities
+            declared = {
+                "tools": capabilities.tools.list_changed if capabilities.tools else None,
+                "resources": capabilities.resources.list_changed if capabilities.resources else None,
+            }
+            before = {tool.name for tool in (await hers.list_tools()).tools}
+            assert {tool.name for tool in (await his.list_tools()).tools} == EVERY
+            # Staff take her role away (the service the admin and the API call), from a thread.
+            await anyio.to_thread.run_sync(
+                lambda: services.member_role_set(tenant=erin.tenant, user=erin.user, role=None)
+            )
+            with anyio.fail_after(10):
+                await erin_told.wait()
+            # Both are sent by one handler, one session after the other: had Frank's session been
+            # told, it would have been within this second.
+            await anyio.sleep(1.0)
+            after = {tool.name for tool in (await hers.list_tools()).tools}
+        return heard, declared, before, after
+
+    try:
+        heard, declared, before, after = anyio.run(scenario)
+    finally:
+        frank.delete()
+    assert declared == {"tools": True, "resources": True}
+    assert sorted(heard["erin"]) == ["notifications/resources/list_changed", "notifications/tools/list_changed"]
+    assert heard["frank"] == []
     assert before == {"book_table"}
     assert after == EVERY
