@@ -53,6 +53,7 @@ from collections.abc import Collection, Mapping
 from contextvars import ContextVar
 from typing import Any, cast
 
+import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
@@ -75,6 +76,9 @@ from mcpsite.scopes import scopes_missing
 from tools_app import sdk
 
 logger = logging.getLogger(__name__)
+
+TELL_SECONDS = 1.0
+"""How long telling one session its lists changed may take (its stream full: the client is not reading)."""
 
 Person = tuple[str | None, str | None] | str
 """Who a session is counted against: the token's user (issuer, subject), or a client address bucket."""
@@ -149,20 +153,29 @@ class CappedSessionManager(StreamableHTTPSessionManager):
 
     async def tell_lists_changed(self, people: Collection[Person]) -> int:
         """Tell each open session of `people` that its tools and resources lists changed; the number
-        of sessions told. A session whose stream is gone is skipped (logged): nothing to retry."""
-        told = 0
-        for session_id, person in list(self._person_of.items()):
-            session = self._reach.get(session_id)
-            if session is None or person not in people:
-                continue
+        of sessions told. All at once, each bounded by `TELL_SECONDS`: this runs in the process's
+        broadcast listener, which a client not reading its stream must not hold up. A session whose
+        stream is gone or full is skipped (logged): nothing to retry."""
+        told: list[str] = []
+        async with anyio.create_task_group() as group:
+            for session_id, person in list(self._person_of.items()):
+                session = self._reach.get(session_id)
+                if session is not None and person in people:
+                    group.start_soon(self._tell, session_id, session, told)
+        return len(told)
+
+    @staticmethod
+    async def _tell(session_id: str, session: ServerSession, told: list[str]) -> None:
+        with anyio.move_on_after(TELL_SECONDS) as bound:
             try:
                 await session.send_tool_list_changed()
                 await session.send_resource_list_changed()
             except Exception as exc:  # the client left meanwhile
                 logger.info("lists changed: session %s not told (%r)", session_id[:8], exc)
-            else:
-                told += 1
-        return told
+                return
+            told.append(session_id)
+        if bound.cancelled_caught:
+            logger.info("lists changed: session %s not told within %g s", session_id[:8], TELL_SECONDS)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Authenticated by now (the SDK's middlewares run outside this): the call quotas know the person.
