@@ -40,6 +40,8 @@ _waiters_lock = threading.Lock()
 # elicitation id -> (registered at, the sessions that were shown it); insertion-ordered
 _sessions: dict[str, tuple[float, list[Any]]] = {}
 _SESSION_WATCH_SECONDS = 24 * 3600.0
+SEND_SECONDS = 1.0
+"""How long sending one session its ``notifications/elicitation/complete`` may take."""
 _SESSION_WATCH_MAX = 10_000
 
 
@@ -93,10 +95,17 @@ async def on_resolved(event: broadcast.Event) -> None:
     elicitation_id = str(event.get("elicitation", ""))
     _, sessions = _sessions.pop(elicitation_id, (0.0, []))
     for session in sessions:
-        try:
-            await session.send_elicit_complete(elicitation_id)
-        except Exception as exc:  # the client left: nothing to tell, nothing to retry
-            logger.info("notifications/elicitation/complete for %s not sent: session gone (%r)", elicitation_id, exc)
-        else:
+        # This runs in the process's broadcast listener: a client not reading its stream (the send
+        # waits for room) must not hold it up, nor the waiters woken below.
+        with anyio.move_on_after(SEND_SECONDS) as bound:
+            try:
+                await session.send_elicit_complete(elicitation_id)
+            except Exception as exc:  # the client left: nothing to tell, nothing to retry
+                logger.info(
+                    "notifications/elicitation/complete for %s not sent: session gone (%r)", elicitation_id, exc
+                )
+                continue
             logger.info("notifications/elicitation/complete for %s sent", elicitation_id)
+        if bound.cancelled_caught:
+            logger.info("notifications/elicitation/complete for %s not sent within %g s", elicitation_id, SEND_SECONDS)
     _wake(elicitation_id)
