@@ -20,6 +20,7 @@ standalone stream, so the one from the request that showed the URL is kept until
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
@@ -40,8 +41,6 @@ _waiters_lock = threading.Lock()
 # elicitation id -> (registered at, the sessions that were shown it); insertion-ordered
 _sessions: dict[str, tuple[float, list[Any]]] = {}
 _SESSION_WATCH_SECONDS = 24 * 3600.0
-SEND_SECONDS = 1.0
-"""How long sending one session its ``notifications/elicitation/complete`` may take."""
 _SESSION_WATCH_MAX = 10_000
 
 
@@ -94,18 +93,8 @@ def notify_session_on_end(elicitation_id: str, session: Any) -> None:
 async def on_resolved(event: broadcast.Event) -> None:
     elicitation_id = str(event.get("elicitation", ""))
     _, sessions = _sessions.pop(elicitation_id, (0.0, []))
+    what = f"notifications/elicitation/complete for {elicitation_id}"
     for session in sessions:
-        # This runs in the process's broadcast listener: a client not reading its stream (the send
-        # waits for room) must not hold it up, nor the waiters woken below.
-        with anyio.move_on_after(SEND_SECONDS) as bound:
-            try:
-                await session.send_elicit_complete(elicitation_id)
-            except Exception as exc:  # the client left: nothing to tell, nothing to retry
-                logger.info(
-                    "notifications/elicitation/complete for %s not sent: session gone (%r)", elicitation_id, exc
-                )
-                continue
-            logger.info("notifications/elicitation/complete for %s sent", elicitation_id)
-        if bound.cancelled_caught:
-            logger.info("notifications/elicitation/complete for %s not sent within %g s", elicitation_id, SEND_SECONDS)
+        if await broadcast.notify_within(functools.partial(session.send_elicit_complete, elicitation_id), what):
+            logger.info("%s sent", what)
     _wake(elicitation_id)

@@ -69,6 +69,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp_server import quotas
 from mcp_server.endpoint import RefusalHook
 from mcp_server.exceptions import McpServerError
+from mcpsite import broadcast
 from mcpsite.auth import granted_scopes, insufficient_scope
 from mcpsite.net import address_bucket
 from mcpsite.roles import tools_allowed
@@ -76,9 +77,6 @@ from mcpsite.scopes import scopes_missing
 from tools_app import sdk
 
 logger = logging.getLogger(__name__)
-
-TELL_SECONDS = 1.0
-"""How long telling one session its lists changed may take (its stream full: the client is not reading)."""
 
 Person = tuple[str | None, str | None] | str
 """Who a session is counted against: the token's user (issuer, subject), or a client address bucket."""
@@ -153,29 +151,24 @@ class CappedSessionManager(StreamableHTTPSessionManager):
 
     async def tell_lists_changed(self, people: Collection[Person]) -> int:
         """Tell each open session of `people` that its tools and resources lists changed; the number
-        of sessions told. All at once, each bounded by `TELL_SECONDS`: this runs in the process's
-        broadcast listener, which a client not reading its stream must not hold up. A session whose
-        stream is gone or full is skipped (logged): nothing to retry."""
+        of sessions told. All at once, each within `broadcast.notify_within`'s bound: a client not
+        reading its stream holds up neither the broadcast listener this runs in nor the others."""
         told: list[str] = []
+
+        async def tell(session_id: str, session: ServerSession) -> None:
+            async def both() -> None:
+                await session.send_tool_list_changed()
+                await session.send_resource_list_changed()
+
+            if await broadcast.notify_within(both, f"lists changed for session {session_id[:8]}"):
+                told.append(session_id)
+
         async with anyio.create_task_group() as group:
             for session_id, person in list(self._person_of.items()):
                 session = self._reach.get(session_id)
                 if session is not None and person in people:
-                    group.start_soon(self._tell, session_id, session, told)
+                    group.start_soon(tell, session_id, session)
         return len(told)
-
-    @staticmethod
-    async def _tell(session_id: str, session: ServerSession, told: list[str]) -> None:
-        with anyio.move_on_after(TELL_SECONDS) as bound:
-            try:
-                await session.send_tool_list_changed()
-                await session.send_resource_list_changed()
-            except Exception as exc:  # the client left meanwhile
-                logger.info("lists changed: session %s not told (%r)", session_id[:8], exc)
-                return
-            told.append(session_id)
-        if bound.cancelled_caught:
-            logger.info("lists changed: session %s not told within %g s", session_id[:8], TELL_SECONDS)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Authenticated by now (the SDK's middlewares run outside this): the call quotas know the person.

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
@@ -25,6 +26,25 @@ GROUP = "mcpsite.broadcast"
 
 Event = dict[str, Any]
 Handler = Callable[[Event], Awaitable[None]]
+
+NOTIFY_SECONDS = 1.0
+"""How long a handler may wait to hand one client a notification (`notify_within`)."""
+
+
+async def notify_within(send: Callable[[], Awaitable[object]], what: str) -> bool:
+    """Await `send`, a notification to one client's stream, for at most `NOTIFY_SECONDS`; whether it
+    was sent. Handlers run in the process's one listener: a client that stopped reading (the send
+    waits for room) must not hold up every other event. A client gone or not reading is logged as
+    `what` not sent: nothing to retry."""
+    with anyio.move_on_after(NOTIFY_SECONDS):
+        try:
+            await send()
+        except Exception as exc:  # the client left: its stream is closed
+            logger.info("%s not sent: session gone (%r)", what, exc)
+            return False
+        return True
+    logger.info("%s not sent within %g s", what, NOTIFY_SECONDS)
+    return False
 
 
 async def apublish(event: Event) -> None:

@@ -1,7 +1,7 @@
 """A URL-mode step's end is told to the 2025-11-25 sessions shown it from the process's broadcast
 listener (`approvals.completion_wait.on_resolved`), so a session whose client does not read its
 stream must not hold that listener up, nor the calls waiting on the step: its send is bounded by
-`SEND_SECONDS`, and the others are told and the waiters woken all the same.
+`mcpsite.broadcast.NOTIFY_SECONDS`, and the others are told and the waiters woken all the same.
 
 The sessions are stand-ins for the SDK's `ServerSession` (its one send method): a real client
 stops holding the send up only once the SDK's stream buffer and the socket's are full, which no
@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from approvals import completion_wait
+from mcpsite import broadcast
 
 
 class Reading:
@@ -34,7 +35,7 @@ class NotReading(Reading):
 
 
 def test_a_stuck_session_is_given_up_on_and_the_rest_are_told_and_woken(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(completion_wait, "SEND_SECONDS", 0.3)
+    monkeypatch.setattr(broadcast, "NOTIFY_SECONDS", 0.3)
     stuck, other = NotReading(), Reading()
     completion_wait.notify_session_on_end("el-stuck", stuck)
     completion_wait.notify_session_on_end("el-stuck", other)

@@ -1,7 +1,7 @@
 """A role change tells the member's 2025-11-25 sessions their lists changed from the process's
 broadcast listener (`CappedSessionManager.tell_lists_changed`), so a session whose client does not
 read its stream must not hold that listener up: each session is told at the same time, each within
-`TELL_SECONDS`, and a session that cannot take the notification is skipped.
+`mcpsite.broadcast.NOTIFY_SECONDS`, and a session that cannot take the notification is skipped.
 
 The sessions are stand-ins for the SDK's `ServerSession` (its two send methods): a real client
 stops holding the send up only once the SDK's stream buffer and the socket's are full, which no
@@ -17,8 +17,8 @@ import pytest
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from mcp_server import sessions
 from mcp_server.sessions import CappedSessionManager
+from mcpsite import broadcast
 
 
 class Reading:
@@ -49,7 +49,7 @@ class Gone(Reading):
 
 
 def test_a_stuck_or_gone_session_is_skipped_and_the_others_are_told_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessions, "TELL_SECONDS", 0.3)
+    monkeypatch.setattr(broadcast, "NOTIFY_SECONDS", 0.3)
     manager = CappedSessionManager.adopt(StreamableHTTPSessionManager(app=Server("t")), max_sessions_per_principal=5)
     erin, frank = ("https://issuer.example", "1"), ("https://issuer.example", "2")
     stuck, gone, hers, his = NotReading(), Gone(), Reading(), Reading()
