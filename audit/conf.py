@@ -13,6 +13,11 @@ class AuditSettings(TypedDict):
     BUFFER: int
     BATCH_SIZE: int
     FLUSH_SECONDS: float
+    WRITER: str
+    QUEUE_KEY: str
+    QUEUE_MAX_BATCHES: int
+    DRAIN_EVERY_SECONDS: float
+    DRAIN_BATCHES_PER_RUN: int
     DELETE_BATCH_SIZE: int
     DELETE_BATCHES_PER_RUN: int
     PURGE_EVERY_SECONDS: float

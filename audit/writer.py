@@ -17,6 +17,9 @@
    be such a value (a NUL character, which PostgreSQL refuses in text and JSON, is replaced).
 4. The serving process flushes what is left at shutdown (its ASGI lifespan,
    `mcp_server.background`), a Celery worker when its process ends (`config.celery`).
+5. With ``AUDIT["WRITER"] = "redis"`` (the default with Redis) steps 2 and 3 happen elsewhere: the
+   writer thread hands each flush's calls to a Redis list, and the beat's drain job builds and
+   writes the rows (`audit.handoff`).
 
 The buffer is a deque: ``append`` and ``popleft`` are atomic, and every call is recorded from the
 event loop's thread (a task run from its runner's), so the bound is exact but for a few calls
@@ -42,6 +45,7 @@ from django.db import DataError, close_old_connections, connection, transaction
 from psycopg.types.json import set_json_dumps
 
 from audit.conf import audit_settings
+from audit.handoff import CallQueue
 from audit.models import ToolCall
 from mcpsite import metrics
 from mcpsite.toolcall_metrics import generation
@@ -89,10 +93,11 @@ class Call(NamedTuple):
 
 
 class AuditWriter:
-    def __init__(self, *, capacity: int, batch_size: int, interval: float) -> None:
+    def __init__(self, *, capacity: int, batch_size: int, interval: float, queue: CallQueue | None = None) -> None:
         self.capacity = capacity
         self.batch_size = max(1, batch_size)
         self.interval = interval
+        self.queue = queue  # set: the calls are handed to Redis (`audit.handoff`), not written here
         self._pending: deque[Call] = deque()
         self._wake = threading.Event()
         self._flushing = threading.Lock()  # one flush at a time: the thread's, or a shutdown's
@@ -102,7 +107,12 @@ class AuditWriter:
     @classmethod
     def from_settings(cls) -> AuditWriter:
         conf = audit_settings()
-        return cls(capacity=conf["BUFFER"], batch_size=conf["BATCH_SIZE"], interval=conf["FLUSH_SECONDS"])
+        return cls(
+            capacity=conf["BUFFER"],
+            batch_size=conf["BATCH_SIZE"],
+            interval=conf["FLUSH_SECONDS"],
+            queue=CallQueue.from_settings(),
+        )
 
     @property
     def pending(self) -> int:
@@ -137,37 +147,17 @@ class AuditWriter:
         return written
 
     def _write(self, batch: list[Call]) -> int:
+        if self.queue is not None:  # the rows are built and written where the beat runs
+            return self.queue.push(batch)
         close_old_connections()  # a long-lived thread: its connection may have gone stale
-        rows = []
-        for turn in in_turns(batch):
-            for call in turn:
-                try:
-                    rows.append(to_row(call))
-                except Exception:  # (arguments nested past the interpreter's limit): this row only
-                    logger.exception("audit: a tool-call row that could not be built was not written")
-                    metrics.AUDIT_DROPPED_WRITE.inc()
-        return self._insert(rows) if rows else 0
-
-    def _insert(self, rows: list[Row]) -> int:
-        """Insert `rows`; when the database refuses a value, in halves, so a row it refuses loses
-        only itself, not the calls of every tenant batched with it (at most twice the batch's
-        depth in statements per refused row). Any other failure (the database is down) loses the
-        batch: retrying it would only fill the process's memory."""
+        rows = rows_of(batch)
         try:
-            insert(rows)
-        except DataError:
-            if len(rows) == 1:
-                logger.exception("audit: a tool-call row the database refuses was not written")
-                metrics.AUDIT_DROPPED_WRITE.inc()
-                return 0
-            half = len(rows) // 2
-            return self._insert(rows[:half]) + self._insert(rows[half:])
-        except Exception:
+            return write_rows(rows)
+        except Exception:  # the database is down: retrying would only fill the process's memory
             logger.exception("audit: %d tool-call rows not written", len(rows))
             metrics.AUDIT_DROPPED_WRITE.inc(len(rows))
             connection.close()  # whatever state it is in, the next batch starts on a fresh one
             return 0
-        return len(rows)
 
     def _start(self) -> None:
         with self._flushing:
@@ -189,6 +179,8 @@ class AuditWriter:
         self._thread = None
         self._pending.clear()  # the parent's, written by the parent
         self._flushing = threading.Lock()
+        if self.queue is not None:
+            self.queue.forget_connection()
 
 
 FIELDS = (
@@ -225,6 +217,39 @@ def to_row(call: Call) -> Row:
         generation(call.protocol_version),
         call.task_id,
     )
+
+
+def rows_of(calls: list[Call]) -> list[Row]:
+    """The rows of `calls`, pausing every `YIELD_EVERY` for the event loop; a call whose row cannot
+    be built is logged and counted, and only it is lost."""
+    rows = []
+    for turn in in_turns(calls):
+        for call in turn:
+            try:
+                rows.append(to_row(call))
+            except Exception:  # (arguments nested past the interpreter's limit): this row only
+                logger.exception("audit: a tool-call row that could not be built was not written")
+                metrics.AUDIT_DROPPED_WRITE.inc()
+    return rows
+
+
+def write_rows(rows: list[Row]) -> int:
+    """Insert `rows`; the number written. When the database refuses a value, in halves, so a row it
+    refuses loses only itself, not the calls of every tenant batched with it (at most twice the
+    batch's depth in statements per refused row). Any other failure (the database is down) is
+    raised: the process's writer drops the batch, the drain (`audit.handoff`) queues it again."""
+    if not rows:
+        return 0
+    try:
+        insert(rows)
+    except DataError:
+        if len(rows) == 1:
+            logger.exception("audit: a tool-call row the database refuses was not written")
+            metrics.AUDIT_DROPPED_WRITE.inc()
+            return 0
+        half = len(rows) // 2
+        return write_rows(rows[:half]) + write_rows(rows[half:])
+    return len(rows)
 
 
 def insert(rows: list[Row]) -> None:

@@ -11,8 +11,12 @@ PostgreSQL and Redis from `bench/run`), each on a port of its own, both pinned t
 and warmed for 1 s:
 
 - **off**: ``MCPSITE_AUDIT=0``: no audit layer, no rows;
-- **on**: the default: a row per call (per round), buffered and written by the writer thread in
-  batches (``MCPSITE_AUDIT_BATCH_SIZE``, ``MCPSITE_AUDIT_FLUSH_SECONDS``).
+- **on**: the default: a row per call (per round), buffered, and handed by the writer thread to
+  Redis in batches (``MCPSITE_AUDIT_BATCH_SIZE``, ``MCPSITE_AUDIT_FLUSH_SECONDS``), as deployed
+  (``MCPSITE_AUDIT_WRITER=redis``). No beat runs here: after the run the beat's drain job
+  (`audit.handoff.drain`) writes the rows in a process of its own, and its CPU per row is printed
+  beside the figure (spent where the beat runs, not in a serving process). ``--on-env
+  MCPSITE_AUDIT_WRITER=process``: the rows built and written by the serving process's writer.
 
 The workloads, from the other CPU: wrk with the plain 2026-07-28 `tools/call` of `echo`
 (`bench.bench.wrk_plain`), then the two-round caller (wrk with `bench/calls.lua`: `greet` asks a
@@ -175,6 +179,25 @@ def together(
     return measured
 
 
+DRAIN = """
+import time
+from audit.handoff import drain
+rows, started = 0, time.process_time()
+while written := drain():
+    rows += written
+print(rows, time.process_time() - started)
+"""
+
+
+def drained() -> tuple[int, float]:
+    """The rows the beat's drain job writes of what the run queued, and the CPU it took."""
+    out = subprocess.run([PY, "manage.py", "shell", "-c", DRAIN], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"the drain failed:\n{out.stderr}")
+    rows, seconds = last_line(out.stdout).split()
+    return int(rows), float(seconds)
+
+
 def audit_rows() -> int:
     out = subprocess.run([PY, "manage.py", "shell", "-c", COUNT_ROWS], cwd=ROOT, capture_output=True, text=True)
     return int(last_line(out.stdout))
@@ -257,7 +280,8 @@ def main() -> None:
                     )
     finally:
         for server in configs.values():
-            server.stop()  # the rows still buffered are written at shutdown
+            server.stop()  # the rows still buffered are written (or queued) at shutdown
+    drained_rows, drain_seconds = drained()
     rows_on = audit_rows() - before
     median = {w: {c: statistics.median(v) for c, v in by.items()} for w, by in rates.items()}
     # Each repetition's on and off ran seconds apart (or over the same seconds): the ratio of each
@@ -300,6 +324,11 @@ def main() -> None:
             )
     # Every request measured is a row, and the warm-ups add theirs: fewer rows means some were dropped.
     print(f"  audit rows written while on: {rows_on} (tools/call requests measured: {measured_on})")
+    if drained_rows:
+        print(
+            f"  of them written by the beat's drain after the run: {drained_rows}, "
+            f"{drain_seconds / drained_rows * 1e6:.1f} µs of its CPU a row (not a serving process's)"
+        )
     summary = {
         "concurrency": args.concurrency,
         "rates": rates,
@@ -317,6 +346,8 @@ def main() -> None:
         "target_on_vs_off": MIN_ON_VS_OFF,
         "audit_rows_on": rows_on,
         "requests_measured_on": measured_on,
+        "drained_rows": drained_rows,
+        "drain_cpu_seconds": drain_seconds,
     }
     print("BENCH_RESULT " + json.dumps(summary), flush=True)
     if not args.control and rows_on < measured_on:

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from django.core.exceptions import ImproperlyConfigured
+
 from approvals.conf import ApprovalsSettings
 from audit.conf import AuditSettings
 from config.authorization import oauth2_provider
@@ -404,9 +406,22 @@ AUDIT: AuditSettings = {
     # batch's worth is waiting).
     "BATCH_SIZE": env_int("MCPSITE_AUDIT_BATCH_SIZE", 2000),
     "FLUSH_SECONDS": env_float("MCPSITE_AUDIT_FLUSH_SECONDS", 2.0),
+    # Who writes the rows (audit/handoff.py). "process": the serving process's writer thread (the
+    # embedded default). "redis" (the default with MCPSITE_REDIS_URL): the writer thread hands the
+    # calls to a Redis list, and the beat's drain job writes them, outside the serving processes.
+    "WRITER": env_choice("MCPSITE_AUDIT_WRITER", "redis" if REDIS_URL else "process", ("process", "redis")),
+    "QUEUE_KEY": env_str("MCPSITE_AUDIT_QUEUE_KEY", "mcpsite:audit:calls"),
+    # Batches (of at most 200 calls) the list holds; beyond it a batch is dropped and counted
+    # (reason="buffer_full") while the drain cannot keep up or is not running.
+    "QUEUE_MAX_BATCHES": env_int("MCPSITE_AUDIT_QUEUE_MAX_BATCHES", 2000),
+    # Beat: write what is queued, at most this many batches a run (the next run takes the rest).
+    "DRAIN_EVERY_SECONDS": env_float("MCPSITE_AUDIT_DRAIN_EVERY_SECONDS", 1.0),
+    "DRAIN_BATCHES_PER_RUN": env_int("MCPSITE_AUDIT_DRAIN_BATCHES_PER_RUN", 200),
     # Rows per query of the operator API's JSON Lines export (it streams any range in such pages).
     "STREAM_BATCH_SIZE": env_int("MCPSITE_AUDIT_STREAM_BATCH_SIZE", 1000),
 }
+if AUDIT["WRITER"] == "redis" and not REDIS_URL:
+    raise ImproperlyConfigured("MCPSITE_AUDIT_WRITER: redis needs MCPSITE_REDIS_URL")
 
 
 # Outgoing notifications (the notifications app): signed events posted to operators' URLs.
@@ -463,6 +478,11 @@ CELERY_BEAT_SCHEDULE = {
     "tasks-sweep": {"task": "mcp_tasks.tasks.tasks_sweep", "schedule": TASKS["SWEEP_EVERY_SECONDS"]},
     "audit-purge": {"task": "audit.tasks.toolcalls_purge", "schedule": AUDIT["PURGE_EVERY_SECONDS"]},
 }
+if REDIS_URL:  # the calls the serving processes hand to Redis (AUDIT["WRITER"]), written as rows
+    CELERY_BEAT_SCHEDULE["audit-drain"] = {
+        "task": "audit.tasks.toolcalls_drain",
+        "schedule": AUDIT["DRAIN_EVERY_SECONDS"],
+    }
 
 LOG_LEVEL = env_log_level("MCPSITE_LOG_LEVEL", "INFO")
 LOG_FORMAT = env_choice("MCPSITE_LOG_FORMAT", "plain", ("plain", "json"))

@@ -1,13 +1,16 @@
 """Deployed (Redis broker, one Celery worker with two slots and the beat, started here), one
 member's long tasks hold no worker slot: another tenant's 0-second task is done within 2 s, and
-the beat's jobs go on meanwhile: an expired task is swept, and another tenant's notification is
-sent. (Before, two long task bodies held both slots of the one queue everything shared.)"""
+the beat's jobs go on meanwhile: an expired task is swept, another tenant's notification is sent,
+and the audit rows of the quick task's call (handed to Redis by the web process) and of its run
+(by the worker) are written by the beat's drain. (Before, two long task bodies held both slots of
+the one queue everything shared.)"""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from audit.models import ToolCall
 from mcp_tasks.models import Task
 from mcpsite.models import Tenant
 from notifications import services as notifications
@@ -32,6 +36,9 @@ LIMITS = {
     "MCPSITE_NOTIFICATIONS_SEND_EVERY_SECONDS": "0.5",
     "MCPSITE_NOTIFICATIONS_TIMEOUT_SECONDS": "1",
     "MCPSITE_NOTIFICATIONS_ALLOW_LOOPBACK": "1",
+    "MCPSITE_AUDIT_WRITER": "redis",  # as deployed: rows built and written by the beat's drain
+    "MCPSITE_AUDIT_QUEUE_KEY": f"test:audit:deployed:{uuid.uuid4().hex}",
+    "MCPSITE_AUDIT_FLUSH_SECONDS": "0.2",
 }
 
 
@@ -112,6 +119,13 @@ def test_deployed_a_members_long_tasks_leave_other_tenants_tasks_expiry_and_noti
             assert time.monotonic() < deadline, "the expired task was not swept within 5 s"
             time.sleep(0.1)
         assert Task.objects.filter(pk__in=longs, status=Task.Status.WORKING).count() == 4  # still running or waiting
+        deadline = time.monotonic() + 5.0  # flushed every 0.2 s, drained every second
+        wanted = {(ToolCall.Outcome.TASK, ""), (ToolCall.Outcome.RESULT, quick)}
+        while not wanted <= set(
+            ToolCall.objects.filter(tenant__slug="deployed-quiet").values_list("outcome", "task_id")
+        ):
+            assert time.monotonic() < deadline, "the quick task's audit rows were not written within 5 s"
+            time.sleep(0.1)
     finally:
         for task_id in longs:
             rpc(busy, "tasks/cancel", {"taskId": task_id}, alice)
