@@ -196,12 +196,12 @@ def layers(
     spans, boundary = sdk.built_in_layers(server)
     return [
         # First: the call's log context (tenant, tool, principal hash), so every line of it says so.
-        logs.log_context_layer,
+        # When the audit is on, the audit layer is this layer and records every tools/call too,
+        # with the request id the lines carry; outside the boundary, so a refused requestState is
+        # recorded too.
+        audit if audit is not None else logs.log_context_layer,
         # Then: times and counts every request (`/metrics`), when metrics are on.
         *([count_calls] if count_calls is not None else []),
-        # Then: every tools/call recorded in the audit log, with the request id the lines carry;
-        # outside the boundary, so a refused requestState is recorded too.
-        *([audit] if audit is not None else []),
         # Outside the boundary: notes the sealed requestState the codec will open (replay claims).
         remember_wire_state,
         # The SDK's span per message: only when spans are exported (a no-op that still costs).

@@ -12,7 +12,8 @@
   A header from anyone else is replaced: a client must not be able to make its lines look like
   another request's, or write what it likes into the logs.
 - **Tenant, tool and principal** of an MCP call are set by `LogContextLayer`, the first of the
-  tenant server's middlewares (registry), from what the SDK has parsed and authenticated. The
+  tenant server's middlewares (registry; the audit layer, which is one, when the audit is on),
+  from what the SDK has parsed and authenticated. The
   principal is a short keyed hash (`principal_hash`), never the subject itself: the logs can be
   searched for one person's calls without holding who they are. Argument values are never logged
   here.
@@ -169,28 +170,42 @@ def principal_of(ctx: ServerRequestContext[Any, Any]) -> Principal:
     return Principal.of_token(token) if token is not None else Principal.current()
 
 
+def call_context(ctx: ServerRequestContext[Any, Any], principal: Principal) -> LogContext:
+    """The log context of the call `ctx`, made by `principal`. Its request id is read from the
+    HTTP request the call came in."""
+    request_id = getattr(ctx.request, "scope", {}).get(REQUEST_ID) or _context.get().request_id
+    tool = None
+    if ctx.method == "tools/call" and ctx.params:
+        name = ctx.params.get("name")
+        tool = name[:128] if isinstance(name, str) else None  # the caller's text: bounded
+    return LogContext(
+        request_id=request_id,
+        tenant=getattr(ctx.lifespan_context, "slug", None),
+        tool=tool,
+        principal=principal_hash(principal),
+    )
+
+
+def enter(context: LogContext) -> contextvars.Token[LogContext]:
+    """Make `context` the log context until `leave` is handed what this returns."""
+    return _context.set(context)
+
+
+def leave(entered: contextvars.Token[LogContext]) -> None:
+    _context.reset(entered)
+
+
 class LogContextLayer:
     """The tenant server's first middleware: the call's tenant, tool and principal (hashed) in
-    the log context while it runs. Its request id is read from the HTTP request the call came in."""
+    the log context while it runs (`call_context`). When the audit is on, the audit layer stands
+    first in its place and is one of these (`audit.layer.AuditToolCalls`)."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        request = ctx.request
-        request_id = getattr(request, "scope", {}).get(REQUEST_ID) or _context.get().request_id
-        tool = None
-        if ctx.method == "tools/call" and ctx.params:
-            name = ctx.params.get("name")
-            tool = name[:128] if isinstance(name, str) else None  # the caller's text: bounded
-        context = LogContext(
-            request_id=request_id,
-            tenant=getattr(ctx.lifespan_context, "slug", None),
-            tool=tool,
-            principal=principal_hash(principal_of(ctx)),
-        )
-        token = _context.set(context)
+        entered = _context.set(call_context(ctx, principal_of(ctx)))
         try:
             return await call_next(ctx)
         finally:
-            _context.reset(token)
+            _context.reset(entered)
 
 
 log_context_layer = LogContextLayer()

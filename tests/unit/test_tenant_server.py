@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from audit.layer import AuditToolCalls
@@ -10,7 +11,7 @@ from mcp_server.compiled_calls import CompiledToolCalls
 from mcp_server.compose import build_server
 from mcpsite.conf import mcpsite_settings
 from mcpsite.keyring import RefuseReplayedState, remember_wire_state
-from mcpsite.logs import log_context_layer
+from mcpsite.logs import LogContextLayer, log_context_layer
 from mcpsite.toolcall_metrics import CountToolCalls
 from tools_app.rounds import RoundMiddleware
 from tools_app.sdk import OpenTelemetryMiddleware, sdk_tool
@@ -22,14 +23,23 @@ INFO = TenantInfo(id=1, slug="acme", name="Acme", public=False, toolsets=("demo"
 def test_server_is_named_for_its_audience_and_guards_its_state() -> None:
     server, _ = build_server(INFO)
     assert server.name == "mcpsite:acme"
-    # First the call's log context, so every line of the call says which call it was; then the
-    # calls counted (outermost of the rest: it times every request), then each tool call audited
-    # (with the log context's request id), then the wire state, ahead of the SDK's built-ins.
-    assert server.middleware[0] is log_context_layer
+    # First the call's log context, so every line of the call says which call it was, set by the
+    # audit layer, which records each tool call with the log context's request id; then the calls
+    # counted (outermost of the rest: it times every request), then the wire state, ahead of the
+    # SDK's built-ins.
+    assert isinstance(server.middleware[0], AuditToolCalls)
+    assert isinstance(server.middleware[0], LogContextLayer)
     assert isinstance(server.middleware[1], CountToolCalls)
-    assert isinstance(server.middleware[2], AuditToolCalls)
-    assert server.middleware[3] is remember_wire_state
+    assert server.middleware[2] is remember_wire_state
     assert any(isinstance(m, RefuseReplayedState) for m in server.middleware)
+
+
+def test_without_the_audit_the_log_context_layer_stands_first_alone() -> None:
+    with override_settings(AUDIT={**settings.AUDIT, "ENABLED": False}):
+        server, _ = build_server(INFO)
+    assert server.middleware[0] is log_context_layer
+    assert not any(isinstance(m, AuditToolCalls) for m in server.middleware)
+    assert isinstance(server.middleware[1], CountToolCalls)
 
 
 @pytest.mark.parametrize("compiled", [False, True])
@@ -65,7 +75,7 @@ def test_tenants_serving_one_toolset_share_its_tool_records_and_each_keeps_its_o
 
 def test_every_layer_stands_in_its_one_order() -> None:
     """Ours around the SDK's, outermost first, as `mcp_server.compose.layers` writes them: the
-    call's log context, the calls counted, the sealed state noted outside the boundary, then a
+    call's log context and its audit row, the calls counted, the sealed state noted outside the boundary, then a
     private tenant's member roles, our one round layer (question names and URL-mode steps), the
     replay guard, MCP Apps hidden from clients without them, and innermost the compiled tool calls
     (`mcp_server.compiled_calls`), only when they are on."""
@@ -74,9 +84,8 @@ def test_every_layer_stands_in_its_one_order() -> None:
     )
     server, _ = build_server(payments)
     assert [type(m).__name__ for m in server.middleware] == [
-        "LogContextLayer",
-        "CountToolCalls",
         "AuditToolCalls",
+        "CountToolCalls",
         "function",
         "RequestStateBoundary",
         "OnlyTheRolesTools",
@@ -85,7 +94,7 @@ def test_every_layer_stands_in_its_one_order() -> None:
         "HideAppsFromPlainClients",
         "CompiledToolCalls",
     ]
-    assert server.middleware[3] is remember_wire_state
+    assert server.middleware[2] is remember_wire_state
     public, _ = build_server(TenantInfo(id=4, slug="open", name="Open", public=True, toolsets=("demo",), version="v1"))
     assert "OnlyTheRolesTools" not in [type(m).__name__ for m in public.middleware]  # anonymous callers hold no role
     # Of `demo`'s tools only `provision` takes no Context of its own: it alone is compiled (its
