@@ -28,6 +28,9 @@ def logging_dict(*, level: str, log_format: str) -> dict[str, Any]:
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
             "django.db.backends": {"level": "WARNING"},
+            # A job of the beat's schedule: its "sending", "received" and "succeeded" lines at DEBUG.
             "celery.app.trace": {"filters": ["beat_bookkeeping_at_debug"]},
+            "celery.worker.strategy": {"filters": ["beat_bookkeeping_at_debug"]},
+            "celery.beat": {"filters": ["beat_bookkeeping_at_debug"]},
         },
     }

@@ -56,3 +56,26 @@ def test_a_task_off_the_schedule_still_logs_at_info(caplog: pytest.LogCaptureFix
         a_task_off_the_beat_schedule.apply()
 
     assert [r.levelname for r in caplog.records if r.name == "celery.app.trace"] == ["INFO"]
+
+
+def test_deployed_the_beats_sending_and_the_workers_receiving_of_a_job_are_at_debug_too(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Celery's own calls, as its beat and its worker make them (celery.beat, celery.worker.strategy)."""
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("celery.beat").info(
+            "Scheduler: Sending due task %s (%s)", "audit-drain", "audit.tasks.toolcalls_drain"
+        )
+        logging.getLogger("celery.beat").info(
+            "Scheduler: Sending due task %s (%s)", "other", "tests.a_task_off_the_beat_schedule"
+        )
+        for name in ("audit.tasks.toolcalls_drain", "tests.a_task_off_the_beat_schedule"):
+            context = {"id": "1", "name": name, "args": "()", "kwargs": "{}"}
+            logging.getLogger("celery.worker.strategy").info(
+                "Task %(name)s[%(id)s] received", context, extra={"data": context}
+            )
+
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("celery.beat", "INFO", "Scheduler: Sending due task other (tests.a_task_off_the_beat_schedule)"),
+        ("celery.worker.strategy", "INFO", "Task tests.a_task_off_the_beat_schedule[1] received"),
+    ]
