@@ -64,7 +64,7 @@ def _ext(code: int, data: bytes) -> Any:
     return msgpack.ExtType(code, data)
 
 
-def _client() -> Redis:
+def client() -> Redis:
     return Redis.from_url(settings.REDIS_URL, socket_connect_timeout=TIMEOUT_SECONDS, socket_timeout=TIMEOUT_SECONDS)
 
 
@@ -100,7 +100,7 @@ class CallQueue:
             return 0
         try:
             if self._redis is None:
-                self._redis = _client()
+                self._redis = client()
             room = max(0, self.max_batches - int(self._redis.llen(self.key)))
             kept, over = entries[:room], entries[room:]
             if kept:
@@ -156,7 +156,7 @@ def drain(*, max_batches: int | None = None) -> int:
     conf = audit_settings()
     budget = conf["DRAIN_BATCHES_PER_RUN"] if max_batches is None else max_batches
     written = 0
-    with _client() as redis:
+    with client() as redis:
         while budget > 0:
             entries: list[bytes] = redis.lpop(conf["QUEUE_KEY"], min(budget, POP_ENTRIES)) or []
             if not entries:

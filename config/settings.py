@@ -265,6 +265,7 @@ MCPSITE: McpsiteSettings = {
         "mcpsite.metrics.KeyRingPhases",
         "approvals.metrics.PendingElicitations",
         "mcp_tasks.metrics.TaskStates",
+        "audit.metrics.QueuedCalls",
     ],
     # Host and Origin headers the MCP endpoints accept (DNS-rebinding protection).
     "MCP_ALLOWED_HOSTS": env_list("MCPSITE_MCP_ALLOWED_HOSTS", [_site.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"]),

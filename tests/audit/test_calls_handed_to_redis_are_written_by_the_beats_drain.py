@@ -3,8 +3,8 @@ writes no row: it hands its calls to a Redis list, and the beat's drain job (`au
 run here as the beat runs it) writes them, each as the process's own writer would have. While the
 database is down the drain leaves the calls queued, in order, and a later run writes them all; when
 the list is full (no drain running), a call is dropped and counted, and the call is answered as
-ever. Real server, real Redis, real PostgreSQL; the drain runs in this process or, with no database
-to reach, in a process of its own."""
+ever; ``/metrics`` shows what waits. Real server, real Redis, real PostgreSQL; the drain runs in
+this process or, with no database to reach, in a process of its own."""
 
 from __future__ import annotations
 
@@ -160,5 +160,7 @@ def test_a_full_list_drops_and_counts_the_call_and_answers_it(
         assert time.monotonic() < deadline, "the dropped call was not counted"
         time.sleep(0.05)
     assert redis.llen(key) == 1
+    assert value(scrape(server.url), "mcpsite_audit_queued_batches") == 1  # what an operator sees
     assert drain() == 1
+    assert value(scrape(server.url), "mcpsite_audit_queued_batches") == 0
     assert [r.request_id for r in rows_after(mark, 1, timeout=0)] == [first.headers["x-request-id"]]
