@@ -148,13 +148,13 @@ def unpack(entry: bytes) -> list[Any]:
     ]
 
 
-def drain(*, max_batches: int | None = None) -> int:
-    """Write what is queued, at most `max_batches` entries (``DRAIN_BATCHES_PER_RUN``); the
-    number of rows written. The database down: the entries go back, for the next run."""
+def drain() -> int:
+    """Write what is queued, at most ``DRAIN_BATCHES_PER_RUN`` entries; the number of rows
+    written. The database down: the entries go back, for the next run."""
     from audit.writer import rows_of, write_rows
 
     conf = audit_settings()
-    budget = conf["DRAIN_BATCHES_PER_RUN"] if max_batches is None else max_batches
+    budget = conf["DRAIN_BATCHES_PER_RUN"]
     written = 0
     with client() as redis:
         while budget > 0:

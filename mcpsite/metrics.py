@@ -48,6 +48,7 @@ from prometheus_client import (
     multiprocess,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
+from redis import RedisError
 
 logger = logging.getLogger(__name__)
 
@@ -204,15 +205,15 @@ def _collector_classes() -> tuple[type[ScrapeCollector], ...]:
 
 
 class _FromDatabase:
-    """The scrape-time collectors, each apart: a database that fails one leaves out its gauges
-    (logged), not the process's counters."""
+    """The scrape-time collectors, each apart: a database (or Redis) that fails one leaves out its
+    gauges (logged), not the process's counters."""
 
     def collect(self) -> Iterator[Metric]:
         for cls in _collector_classes():
             try:
                 yield from list(cls().collect())
-            except DatabaseError:
-                logger.exception("metrics: %s could not read the database; its gauges are left out", cls.__name__)
+            except (DatabaseError, RedisError):
+                logger.exception("metrics: %s could not read its store; its gauges are left out", cls.__name__)
 
 
 class _ThisProcess:
