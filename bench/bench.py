@@ -402,19 +402,25 @@ def two_round(server: Server, concurrency: int, duration: float, load_cpu: str |
     return measured
 
 
-def profile(server: Server, args: argparse.Namespace, stamp: str) -> None:
-    """py-spy record of the serving process during a plain-call run at the highest concurrency."""
+def profile(server: Server, args: argparse.Namespace, stamp: str, scenarios: list[str]) -> None:
+    """py-spy record of the serving process during a run of each scenario measured (plain, two-round)
+    at the highest concurrency."""
     pid = server.pids()[0]
     RESULTS.mkdir(exist_ok=True)
-    base = RESULTS / f"profile-{server.name}-{stamp}"
-    spy = subprocess.Popen(
-        [str(VENV_BIN / "py-spy"), "record", "--pid", str(pid), "--rate", "250", "--duration",
-         f"{args.duration:g}", "--format", "raw", "--output", f"{base}.txt", "--nonblocking"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    wrk_plain(server, max(args.concurrency), args.duration, None if args.no_pin else args.load_cpu)
-    spy.wait(timeout=60)
-    log(f"  profile of {server.name}: {base}.txt (collapsed stacks; flamegraph.pl or speedscope read it)")
+    for scenario in scenarios:
+        base = RESULTS / f"profile-{server.name}-{scenario}-{stamp}"
+        spy = subprocess.Popen(
+            [str(VENV_BIN / "py-spy"), "record", "--pid", str(pid), "--rate", "250", "--duration",
+             f"{args.duration:g}", "--format", "raw", "--output", f"{base}.txt", "--nonblocking"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        fn = wrk_plain if scenario == "plain" else two_round
+        fn(server, max(args.concurrency), args.duration, None if args.no_pin else args.load_cpu)
+        spy.wait(timeout=60)
+        log(
+            f"  profile of {server.name}, {scenario}: {base}.txt "
+            "(collapsed stacks; flamegraph.pl or speedscope read it)"
+        )
 
 
 def ours_pair(args: argparse.Namespace, workdir: Path) -> tuple[Server, Server, str]:
@@ -848,8 +854,8 @@ def main() -> None:
     parser.add_argument(
         "--profile",
         default="",
-        help="comma-separated servers to py-spy: ours/bare/peer/peer-db during a plain call, "
-        "ours-A/ours-B during part 4's first repetition",
+        help="comma-separated servers to py-spy: ours/bare/peer/peer-db during each scenario measured "
+        "(plain, two-round), ours-A/ours-B during part 4's first repetition",
     )
     args = parser.parse_args()
     unknown = set(args.parts) - set(PARTS.values())
@@ -896,7 +902,7 @@ def main() -> None:
                             f"{result['throughput']:8.0f} calls/s  p50 {result['p50_ms']:7.2f} ms  "
                             f"p99 {result['p99_ms']:7.2f} ms")  # fmt: skip
                 if rep == 0 and name in args.profile.split(","):
-                    profile(server, args, stamp)
+                    profile(server, args, stamp, scenarios)
             finally:
                 server.stop()
     # Every server in every order, so the summary's rows keep a stable order.
