@@ -22,7 +22,9 @@ looks at each of its tools once and compiles the ones it can answer exactly as t
   anything else goes through the SDK's own ``convert_result`` and the runner's shaping for the wire
   (`tools_app.sdk.serialize_result`); a failure is worded and logged as `Tool.run` and the SDK's
   handler word and log it, then shaped the same way. These two, the text result and the failure's
-  words and log line, are all this module re-states.
+  words and log line, are all this module re-states;
+- a round 1 that asks the same kept form questions as a round before it (`tools_app.sdk.kept_question`)
+  reuses the SDK's shaping of that round with its own ``requestState`` (`_input_required`).
 
 Everything else is handed to the SDK's handler unchanged (``call_next``): another method, another
 protocol version, a tool that is not compiled, params with anything but ``name``, ``arguments`` and
@@ -39,6 +41,7 @@ when an SDK upgrade changes what this module re-states (the result's shape, the 
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -52,7 +55,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedResourceError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from mcp_types.methods import validate_client_request
 from pydantic import ValidationError
 
@@ -76,6 +79,7 @@ _ENVELOPE_META = frozenset(
 _PLAIN_PARAMS = frozenset({"name", "arguments", "_meta"})
 _ROUND_PARAMS = _PLAIN_PARAMS | {"inputResponses", "requestState"}
 _ENVELOPES_KEPT = 256
+_ASKED_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,8 @@ class CompiledToolCalls:
         """What the SDK's runner types a call's params as for its handler (`CallToolRequestParams`)."""
         self._tools = dict(tools)
         self._envelopes: dict[str, bool] = {}
+        self._asked: dict[tuple[tuple[str, int], ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        """A round 1's shaped answer, by the kept questions it asks (`_input_required`)."""
         # The SDK deep-copies its stamp for every answer; of a flat one (strings: the tenant's
         # name, title and version) a shallow copy is the same fresh dict.
         stamp = self._server.server_info_stamp
@@ -259,12 +265,40 @@ class CompiledToolCalls:
         try:
             if compiled.text and type(value) is str:
                 return _text_result(value, compiled.wraps_text, self._server_info())
+            if type(value) is InputRequiredResult:
+                return self._input_required(value)
             result: Any = compiled.tool.fn_metadata.convert_result(value)
         except MCPError:
             raise
         except Exception as exc:
             result = _failed(compiled.tool, exc)
         return self._shaped(result)
+
+    def _input_required(self, result: InputRequiredResult) -> dict[str, Any]:
+        """A round 1's answer: the SDK's shaping of `result`, kept per set of questions asked.
+
+        The SDK shapes the whole result on every round (a dump, then the per-version surface's
+        check and dump of every question). What a round asks is the same kept `ElicitRequest`
+        objects every time for our fixed forms (`tools_app.sdk.kept_question`), so their shaped form
+        is too: the SDK shapes the first such round, and later rounds asking the same questions
+        reuse its answer with their own ``requestState``, a string the shaping passes through as
+        it is. A round asking anything else is shaped by the SDK every time."""
+        requests = result.input_requests
+        if result.meta is not None or not requests or not all(map(sdk.kept_question, requests.values())):
+            return self._shaped(result)
+        key = tuple((name, id(request)) for name, request in requests.items())
+        kept = self._asked.get(key)
+        if kept is None or any(a is not b for a, b in zip(kept[0], requests.values(), strict=True)):
+            shaped = self._shaped(result)
+            if shaped.get("requestState") != result.request_state:
+                return shaped  # not passed through as it is: nothing to keep
+            if len(self._asked) >= _ASKED_KEPT:
+                self._asked.clear()
+            kept = self._asked[key] = (tuple(requests.values()), copy.deepcopy(shaped))
+            return shaped
+        answer = dict(kept[1])
+        answer["requestState"] = result.request_state
+        return answer
 
     def _shaped(self, result: Any) -> dict[str, Any]:
         return sdk.serialize_result(self._server, "tools/call", VERSION, result)

@@ -158,6 +158,17 @@ def lifespan_state(manager: StreamableHTTPSessionManager) -> Any:
     return manager._lifespan_state
 
 
+_KEPT_DIGESTS: dict[int, tuple[Any, str]] = {}
+"""id(kept request) -> (it, its digest), for `memoize_form_questions`; kept alive by its renderings."""
+
+
+def kept_question(request: Any) -> bool:
+    """Whether `request` is a form question `memoize_form_questions` keeps: the same object every
+    round that asks it, never changed (the SDK only reads and serialises it)."""
+    kept = _KEPT_DIGESTS.get(id(request))
+    return kept is not None and kept[0] is request
+
+
 def memoize_form_questions(fixed: Callable[[type[Any]], bool]) -> None:
     """Render each form question once per (schema, message) instead of on every round.
 
@@ -179,7 +190,7 @@ def memoize_form_questions(fixed: Callable[[type[Any]], bool]) -> None:
     if getattr(render, "memoized", False):
         return
     rendered: dict[tuple[type[Any], str], Any] = {}
-    digests: dict[int, tuple[Any, str]] = {}  # id(kept request) -> (it, its digest); kept alive by `rendered`
+    digests = _KEPT_DIGESTS
 
     def render_once(marker: Any) -> Any:
         if not isinstance(marker, _resolve.Elicit) or not isinstance(marker.message, str) or not fixed(marker.schema):

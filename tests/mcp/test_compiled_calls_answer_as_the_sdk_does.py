@@ -710,6 +710,43 @@ async def test_a_retry_answered_here_completes_the_call(endpoint: tuple[TenantEn
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "shapings"), [("choose", 1), ("choose_two", 1), ("request_refund", 3)])
+async def test_a_round_asking_again_answers_as_the_sdk_shapes_it(
+    endpoint: tuple[TenantEndpoint, list[Any]], tool: str, shapings: int
+) -> None:
+    """A round 1 asking the kept questions a round before it asked is answered from the shaping
+    kept then (the SDK's shaping is not run again), and answers as the SDK's handler does: each
+    path plays round 1 three times, with other arguments each time (other states). A URL-mode
+    step's placeholder question is not a kept one: the SDK shapes each of those rounds."""
+    app, layers = endpoint
+    layer = compiled_layer(layers)
+    shaped = 0
+    shape = layer._shaped
+
+    def counted(result: Any) -> dict[str, Any]:
+        nonlocal shaped
+        shaped += 1
+        return shape(result)
+
+    layer._shaped = counted  # type: ignore[method-assign]
+    meta = URL_CAPABLE if tool in URL_TOOLS else None
+    arguments = [{"label": f"x{i}"} for i in range(3)]
+    if tool == "request_refund":
+        arguments = [{"order_id": f"o-{i}", "amount": "5.00"} for i in range(3)]
+    compiled = [await play(app, call(tool, args, meta), {}) for args in arguments]
+    assert shaped == shapings, "a kept question's round shaped by the SDK once, then from the kept shaping"
+    await forget_url_steps()
+    layers.remove(layer)
+    try:
+        sdk = [await play(app, call(tool, args, meta), {}) for args in arguments]
+    finally:
+        layers.append(layer)
+    assert compiled == sdk
+    states = [answer[0][2]["result"]["requestState"] for answer in compiled]
+    assert len({json.dumps(state, sort_keys=True) for state in states}) == 3, "each round keeps its own state"
+
+
+@pytest.mark.anyio
 async def test_the_layer_compiles_the_plain_tools_and_only_them(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
     _, layers = endpoint
     layer = compiled_layer(layers)
