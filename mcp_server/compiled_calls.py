@@ -42,7 +42,6 @@ when an SDK upgrade changes what this module re-states (the result's shape, the 
 from __future__ import annotations
 
 import copy
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -150,17 +149,15 @@ class CompiledToolCalls:
 
         The inbound ladder reads the envelope but does not type every part of it (a malformed
         ``clientInfo`` passes it); the SDK's params check does, answering -32602. So each envelope is
-        checked once by that same check (`validate_client_request`) and remembered by its JSON text:
-        a client sends the same one on every call. With a plain name and object arguments (checked
-        by the caller), nothing else in plain params can fail it."""
+        checked once by that same check (`validate_client_request`) and remembered by its ``repr``
+        (of parsed JSON, as exact as its text, and cheaper than dumping it again; keys in another
+        order only make another entry): a client sends the same one on every call. With a plain
+        name and object arguments (checked by the caller), nothing else in plain params can fail it."""
         if meta is None:
             return True
         if type(meta) is not dict or not meta.keys() <= _ENVELOPE_META:
             return False
-        try:
-            key = json.dumps(meta, sort_keys=True, separators=(",", ":"))
-        except (TypeError, ValueError):
-            return False
+        key = repr(meta)
         known = self._envelopes.get(key)
         if known is None:
             try:

@@ -29,8 +29,8 @@ import functools
 import hashlib
 import hmac
 import logging
+import random
 import re
-import secrets
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -107,7 +107,9 @@ def request_id_of(scope: Scope) -> str:
                 if _WELL_FORMED.fullmatch(value):
                     return value.decode("ascii")
                 break
-    return secrets.token_hex(16)
+    # Not a secret (the response carries it, the logs and the audit hold it), only unique: 128 bits
+    # of the process's own generator (reseeded in a forked child), without `secrets`' system call.
+    return f"{random.getrandbits(128):032x}"
 
 
 ASGICoroutine = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
