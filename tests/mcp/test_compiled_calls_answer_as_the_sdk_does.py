@@ -747,6 +747,41 @@ async def test_a_round_asking_again_answers_as_the_sdk_shapes_it(
 
 
 @pytest.mark.anyio
+async def test_a_round_asking_again_carries_its_own_progress(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
+    """A round asking a kept question again after other answers were recorded carries its own
+    state (what this call was answered so far), not the state of the round its shaping was kept
+    from: two calls of `choose_two` answer the first question differently and the second alike."""
+    app, layers = endpoint
+    layer = compiled_layer(layers)
+
+    async def calls() -> list[Any]:
+        played = []
+        for pick in ("b", "c"):
+            first, _, sealed = await play_sealed(app, call("choose_two", {"label": "x"}))
+            pick_key, size_key = list(first[2]["result"]["inputRequests"])
+            partial = call(
+                "choose_two", {"label": "x"}, requestState=sealed, inputResponses={pick_key: accept({"pick": pick})}
+            )
+            again, _, sealed = await play_sealed(app, partial)
+            assert list(again[2]["result"]["inputRequests"]) == [size_key], again
+            done = call(
+                "choose_two", {"label": "x"}, requestState=sealed, inputResponses={size_key: accept({"size": 3})}
+            )
+            last, _, _ = await play_sealed(app, done)
+            assert last[2]["result"]["content"][0]["text"] == f"x: {pick} x3", last
+            played += [first, again, last]
+        return played
+
+    compiled = await calls()
+    layers.remove(layer)
+    try:
+        sdk = await calls()
+    finally:
+        layers.append(layer)
+    assert compiled == sdk
+
+
+@pytest.mark.anyio
 async def test_the_layer_compiles_the_plain_tools_and_only_them(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
     _, layers = endpoint
     layer = compiled_layer(layers)
