@@ -15,8 +15,9 @@ looks at each of its tools once and compiles the ones it can answer exactly as t
 - a tool with them is run by the SDK's own `Tool.run` (arguments, resolvers, the form or URL-mode
   questions, the answers of a retry), handed the SDK's `Context` built as its handler builds it,
   after the round's replay claim is in (`mcpsite.keyring.settle_claim`, which guards the SDK's
-  handler the same way); a retry's params are checked and typed first by the SDK's two checks, in
-  its runner's order;
+  handler the same way); a retry's params are checked first by the SDK's two checks, in its
+  runner's order, the second (the handler's params type) validating an elicitation's answer as
+  the one member of its ``inputResponses`` union it can be (`typed_params`);
 - a ``str`` it returns becomes the result the SDK builds for it (text content, and the
   ``{"result": ...}`` structured content when the tool declares that output, unconstrained);
   anything else goes through the SDK's own ``convert_result`` and the runner's shaping for the wire
@@ -45,7 +46,8 @@ import copy
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension
@@ -56,7 +58,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from mcp_types.methods import validate_client_request
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mcp_tasks.extension import TasksExtension
 from mcpsite.keyring import settle_claim
@@ -79,6 +81,8 @@ _PLAIN_PARAMS = frozenset({"name", "arguments", "_meta"})
 _ROUND_PARAMS = _PLAIN_PARAMS | {"inputResponses", "requestState"}
 _ENVELOPES_KEPT = 256
 _ASKED_KEPT = 256
+_ELICIT_KEYS = frozenset({"action", "content", "_meta"})
+"""The keys of an elicitation's result (`ElicitResult`), the answer a form or URL-mode question gets."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,8 @@ class CompiledToolCalls:
         assert entry is not None, "an MCPServer serves tools/call"
         self._params_type = entry.params_type
         """What the SDK's runner types a call's params as for its handler (`CallToolRequestParams`)."""
+        self._elicit_result = _only_member(self._params_type, _ELICIT_KEYS)
+        """The one member of its ``inputResponses`` union an elicitation result's keys can be (`_typed`)."""
         self._tools = dict(tools)
         self._envelopes: dict[str, bool] = {}
         self._asked: dict[tuple[tuple[str, int], ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
@@ -217,8 +223,8 @@ class CompiledToolCalls:
         Round 1 (a name, object arguments, the envelope) hands the `Context` no params: all it
         reads of them, ``input_responses`` and ``request_state``, are None on both. A retry's params
         are checked and typed by the SDK's own two checks, in the runner's order (the per-version
-        surface, then the handler's params type); anything either refuses goes to the SDK, which
-        words the refusal."""
+        surface, then the handler's params type, `typed_params`); anything either refuses goes to
+        the SDK, which words the refusal."""
         keys = params.keys()
         arguments = params.get("arguments")
         if not keys <= _ROUND_PARAMS or not (arguments is None or type(arguments) is dict):
@@ -230,7 +236,7 @@ class CompiledToolCalls:
         else:
             try:
                 validate_client_request("tools/call", VERSION, params)
-                typed = self._params_type.model_validate(params, by_name=False)
+                typed = typed_params(self._params_type, self._elicit_result, params)
             except Exception:
                 return await call_next(ctx)
         # Nothing of the tool, its resolvers included, runs before the round's replay claim is in
@@ -299,6 +305,55 @@ class CompiledToolCalls:
 
     def _shaped(self, result: Any) -> dict[str, Any]:
         return sdk.serialize_result(self._server, "tools/call", VERSION, result)
+
+
+def typed_params(params_type: type[BaseModel], member: type[BaseModel] | None, params: dict[str, Any]) -> Any:
+    """`params` typed as the SDK's runner types a call's params for its handler
+    (``params_type.model_validate``), each answer of a retry validated once instead of against every
+    member of the ``inputResponses`` union.
+
+    The union (`CreateMessageResult`, `ListRootsResult`, `ElicitResult` ...) tries each member on
+    each answer, and the members that fail build their errors first. An answer holding only an
+    elicitation result's keys can be no other member than `member` (`_only_member`: each other one
+    requires a key it lacks), so it is validated as that member directly; params with any other
+    answer, or without answers, are typed by the SDK's model whole. Held to the model by
+    `tests/unit/test_a_retrys_params_are_typed_as_the_sdk_types_them.py`."""
+    responses = params.get("inputResponses")
+    if (
+        member is None
+        or type(responses) is not dict
+        or not all(type(answer) is dict and answer.keys() <= _ELICIT_KEYS for answer in responses.values())
+    ):
+        return params_type.model_validate(params, by_name=False)
+    typed: Any = params_type.model_validate({**params, "inputResponses": None}, by_name=False)
+    typed.input_responses = {key: member.model_validate(answer, by_name=False) for key, answer in responses.items()}
+    return typed
+
+
+def _only_member(params_type: Any, keys: frozenset[str]) -> type[BaseModel] | None:
+    """The member of `params_type`'s ``inputResponses`` union (a ``dict[str, A | B | ...]``) that
+    an answer with no keys but `keys` can validate as: the one member whose required fields all
+    have their names among `keys`, when every member is a model ignoring keys it does not know.
+    None when no member or more than one qualifies, or the field is not of that shape."""
+    field = getattr(params_type, "model_fields", {}).get("input_responses")
+    if field is None:
+        return None
+    annotation = field.annotation
+    if get_origin(annotation) in (Union, UnionType):  # `dict[...] | None`
+        annotation = next((arg for arg in get_args(annotation) if arg is not type(None)), None)
+    if get_origin(annotation) is not dict:
+        return None
+    members = get_args(get_args(annotation)[1]) or (get_args(annotation)[1],)
+    qualifying = []
+    for member in members:
+        if not (isinstance(member, type) and issubclass(member, BaseModel)):
+            return None
+        if member.model_config.get("extra", "ignore") != "ignore":
+            return None
+        required = {info.alias or name for name, info in member.model_fields.items() if info.is_required()}
+        if required <= keys:
+            qualifying.append(member)
+    return qualifying[0] if len(qualifying) == 1 else None
 
 
 def _annotated_str(tool: Tool) -> bool:

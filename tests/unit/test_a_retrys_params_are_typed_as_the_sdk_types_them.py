@@ -1,0 +1,99 @@
+"""A retry's params, typed by the compiled layer (`mcp_server.compiled_calls.typed_params`), are what
+the SDK's runner hands its handler (``CallToolRequestParams.model_validate``): the same model, the
+same answers as the same types, the same fields set, or a refusal where the SDK refuses.
+
+The layer validates an answer holding only an elicitation result's keys as `ElicitResult` directly,
+instead of against every member of the ``inputResponses`` union; this plays answers of every kind
+through both and compares them. If an SDK upgrade adds a union member such an answer could also
+be, `_only_member` finds two candidates and the layer types the params whole again (checked last).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolRequestParams, ElicitResult
+from pydantic import BaseModel, ValidationError
+
+from mcp_server.compiled_calls import _ELICIT_KEYS, _only_member, typed_params
+from tools_app.sdk import lowlevel_server
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+
+ANSWERS: dict[str, Any] = {
+    "accepted, text": {"q": {"action": "accept", "content": {"colour": "blue"}}},
+    "accepted, every kind of value": {
+        "q": {"action": "accept", "content": {"n": 3, "x": 2.5, "ok": True, "tags": ["a", "b"], "s": "t"}}
+    },
+    "accepted, a number as a string": {"q": {"action": "accept", "content": {"n": "3"}}},
+    "accepted, no content": {"q": {"action": "accept"}},
+    "accepted, content null": {"q": {"action": "accept", "content": None}},
+    "declined": {"q": {"action": "decline"}},
+    "cancelled, with _meta": {"q": {"action": "cancel", "_meta": {"k": "v"}}},
+    "two answers": {"a": {"action": "accept", "content": {"x": "1"}}, "b": {"action": "decline"}},
+    "no answers": {},
+    "an unknown action": {"q": {"action": "maybe"}},
+    "no action": {"q": {"content": {"x": "1"}}},
+    "content not an object": {"q": {"action": "accept", "content": 5}},
+    "content holding an object": {"q": {"action": "accept", "content": {"x": {"y": 1}}}},
+    "content holding a list of numbers": {"q": {"action": "accept", "content": {"x": [1, 2]}}},
+    "_meta not an object": {"q": {"action": "decline", "_meta": 5}},
+    "an answer not an object": {"q": 5},
+    "a roots answer": {"q": {"roots": [{"uri": "file:///tmp"}]}},
+    "an elicitation answer with a key of another member": {"q": {"action": "accept", "roots": []}},
+    "a sampling answer": {"q": {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}},
+}
+
+
+def params(answers: Any, **extra: Any) -> dict[str, Any]:
+    return {"name": "greet", "arguments": {"name": "ann"}, "_meta": META, "inputResponses": answers, **extra}
+
+
+def typed_by_the_sdk(value: dict[str, Any]) -> Any:
+    return CallToolRequestParams.model_validate(value, by_name=False)
+
+
+def test_an_elicitation_result_is_the_only_member_its_keys_can_be() -> None:
+    assert _only_member(CallToolRequestParams, _ELICIT_KEYS) is ElicitResult
+
+
+def test_the_layer_types_the_params_the_sdks_handler_is_given() -> None:
+    # What the SDK's runner types a tools/call's params as for its handler: the layer's `params_type`.
+    entry = lowlevel_server(MCPServer("t")).get_request_handler("tools/call")
+    assert entry is not None and entry.params_type is CallToolRequestParams
+    member = _only_member(CallToolRequestParams, _ELICIT_KEYS)
+    fast = 0
+    for case, answers in ANSWERS.items():
+        for extra in ({}, {"requestState": "opaque"}):
+            value = params(answers, **extra)
+            try:
+                expected = typed_by_the_sdk(value)
+            except ValidationError:
+                with pytest.raises(ValidationError):
+                    typed_params(CallToolRequestParams, member, value)
+                continue
+            got = typed_params(CallToolRequestParams, member, value)
+            fast += all(type(a) is dict and a.keys() <= _ELICIT_KEYS for a in answers.values())
+            assert type(got) is type(expected), case
+            assert got == expected, case
+            assert got.model_fields_set == expected.model_fields_set, case
+            assert got.model_dump(by_alias=True) == expected.model_dump(by_alias=True), case
+            assert [type(a) for a in (got.input_responses or {}).values()] == [
+                type(a) for a in (expected.input_responses or {}).values()
+            ], case
+    assert fast >= 10, "the corpus reaches the answers validated as one member"
+
+
+def test_a_union_another_member_could_also_satisfy_is_typed_whole() -> None:
+    class Elicited(BaseModel):
+        action: str
+
+    class Loose(BaseModel):
+        action: str | None = None
+
+    class Params(BaseModel):
+        input_responses: dict[str, Loose | Elicited] | None = None
+
+    assert _only_member(Params, _ELICIT_KEYS) is None
