@@ -108,7 +108,7 @@ class CompiledToolCalls:
         self._params_type = entry.params_type
         """What the SDK's runner types a call's params as for its handler (`CallToolRequestParams`)."""
         self._elicit_result = _only_member(self._params_type, _ELICIT_KEYS)
-        """The one member of its ``inputResponses`` union an elicitation result's keys can be (`_typed`)."""
+        """The one member of its ``inputResponses`` union an elicitation result's keys can be (`typed_params`)."""
         self._tools = dict(tools)
         self._envelopes: dict[str, bool] = {}
         self._asked: dict[tuple[tuple[str, int], ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
