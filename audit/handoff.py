@@ -4,8 +4,9 @@ with Redis): the writer thread hands its calls to a Redis list, the beat's drain
 Building and writing the rows took the serving process's CPU and its GIL: with the rows handed
 off, a plain call keeps 0.943 of its audit-off rate per CPU-second instead of 0.928
 (`bench/audit.py`, bench/README.md), and no writer's turn with the GIL stands between a request
-and its answer. The serving process packs a flush's calls (one C call per `BATCH_CALLS`) and makes
-two round trips; the rows are built and copied in where the beat runs (~7 µs of CPU a row).
+and its answer. The serving process packs a flush's calls (one C call per `BATCH_CALLS`, pausing
+after each as the writer thread pauses while it builds rows) and makes two round trips; the rows
+are built and copied in where the beat runs (~7 µs of CPU a row).
 
 1. `CallQueue.push` packs a flush's calls with msgpack, `BATCH_CALLS` to an entry, and appends the
    entries to the list (``AUDIT["QUEUE_KEY"]``) while it holds fewer than ``QUEUE_MAX_BATCHES``;
@@ -90,12 +91,11 @@ class CallQueue:
         self._redis = None
 
     def push(self, calls: Sequence[Any]) -> int:
-        """Queue `calls` (`audit.writer.Call` values); how many were queued."""
-        entries = [
-            (entry, n)
-            for start in range(0, len(calls), BATCH_CALLS)
-            for entry, n in self._pack(calls[start : start + BATCH_CALLS])
-        ]
+        """Queue `calls` (`audit.writer.Call` values); how many were queued. The writer thread's
+        pause after each entry packed (`audit.writer.in_turns`) lets the event loop's thread run."""
+        from audit.writer import in_turns  # the writer module builds this process's writer (and its queue)
+
+        entries = [(entry, n) for turn in in_turns(calls, BATCH_CALLS) for entry, n in self._pack(turn)]
         if not entries:
             return 0
         try:

@@ -36,7 +36,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -64,10 +64,10 @@ back, on one core before the other thread can run."""
 YIELD_SECONDS = 0.0001
 
 
-def in_turns(items: list[Any]) -> Iterator[list[Any]]:
-    """`items` in slices of `YIELD_EVERY`, pausing `YIELD_SECONDS` after each: the event loop's turn."""
-    for start in range(0, len(items), YIELD_EVERY):
-        yield items[start : start + YIELD_EVERY]
+def in_turns(items: Sequence[Any], size: int = YIELD_EVERY) -> Iterator[Sequence[Any]]:
+    """`items` in slices of `size`, pausing `YIELD_SECONDS` after each: the event loop's turn."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
         time.sleep(YIELD_SECONDS)
 
 

@@ -289,9 +289,10 @@ class CompiledToolCalls:
         requests = result.input_requests
         if result.meta is not None or not requests or not all(map(sdk.kept_question, requests.values())):
             return self._shaped(result)
+        # By identity: the kept answer holds the questions alive, so no other object takes their ids.
         key = tuple((name, id(request)) for name, request in requests.items())
         kept = self._asked.get(key)
-        if kept is None or any(a is not b for a, b in zip(kept[0], requests.values(), strict=True)):
+        if kept is None:
             shaped = self._shaped(result)
             if shaped.get("requestState") != result.request_state:
                 return shaped  # not passed through as it is: nothing to keep

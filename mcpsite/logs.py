@@ -203,11 +203,11 @@ class LogContextLayer:
     first in its place and is one of these (`audit.layer.AuditToolCalls`)."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        entered = _context.set(call_context(ctx, principal_of(ctx)))
+        entered = enter(call_context(ctx, principal_of(ctx)))
         try:
             return await call_next(ctx)
         finally:
-            _context.reset(entered)
+            leave(entered)
 
 
 log_context_layer = LogContextLayer()
