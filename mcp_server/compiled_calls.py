@@ -57,7 +57,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError, Unexpected
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
-from mcp_types.methods import validate_client_request
+from mcp_types.methods import CLIENT_REQUESTS, validate_client_request
 from pydantic import BaseModel, ValidationError
 
 from mcp_tasks.extension import TasksExtension
@@ -109,6 +109,8 @@ class CompiledToolCalls:
         """What the SDK's runner types a call's params as for its handler (`CallToolRequestParams`)."""
         self._elicit_result = _only_member(self._params_type, _ELICIT_KEYS)
         """The one member of its ``inputResponses`` union an elicitation result's keys can be (`typed_params`)."""
+        self._surface_elicit_result = _only_member(_surface_params(), _ELICIT_KEYS)
+        """The same, of the 2026-07-28 surface's params (`checked_on_surface`)."""
         self._tools = dict(tools)
         self._envelopes: dict[str, bool] = {}
         self._asked: dict[tuple[tuple[str, int], ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
@@ -235,7 +237,7 @@ class CompiledToolCalls:
                 return await call_next(ctx)
         else:
             try:
-                validate_client_request("tools/call", VERSION, params)
+                checked_on_surface(self._surface_elicit_result, params)
                 typed = typed_params(self._params_type, self._elicit_result, params)
             except Exception:
                 return await call_next(ctx)
@@ -308,6 +310,47 @@ class CompiledToolCalls:
         return sdk.serialize_result(self._server, "tools/call", VERSION, result)
 
 
+def checked_on_surface(member: type[BaseModel] | None, params: dict[str, Any]) -> None:
+    """The SDK runner's first check of a retry's params, ``validate_client_request("tools/call",
+    VERSION, params)``, each answer of a retry validated once instead of against every member of the
+    ``inputResponses`` union (as `typed_params` does for the second).
+
+    The check only accepts or refuses (raises). The union accepts an answer holding only an
+    elicitation result's keys exactly when its one possible member, `member`, does (`_only_member`:
+    every other requires a key it lacks), and the surface's params have no validator relating the
+    answers to the other fields; so the params are checked with no answers, then each answer as
+    `member`. Held to the SDK's check by
+    `tests/unit/test_a_retrys_params_are_typed_as_the_sdk_types_them.py`."""
+    responses = _elicitation_answers(member, params)
+    if responses is None or member is None:
+        validate_client_request("tools/call", VERSION, params)
+        return
+    validate_client_request("tools/call", VERSION, {**params, "inputResponses": None})
+    for answer in responses.values():
+        member.model_validate(answer, by_name=False)
+
+
+def _elicitation_answers(member: type[BaseModel] | None, params: dict[str, Any]) -> dict[str, Any] | None:
+    """`params`' answers when `member` is known and each answer holds only an elicitation result's
+    keys; else None."""
+    responses = params.get("inputResponses")
+    if (
+        member is None
+        or type(responses) is not dict
+        or not all(type(answer) is dict and answer.keys() <= _ELICIT_KEYS for answer in responses.values())
+    ):
+        return None
+    return responses
+
+
+def _surface_params() -> Any:
+    """The 2026-07-28 surface's model of a ``tools/call``'s params (what `validate_client_request`
+    checks them against), or None if the surface is not of that shape."""
+    request = CLIENT_REQUESTS.get(("tools/call", VERSION))
+    field = getattr(request, "model_fields", {}).get("params")
+    return field.annotation if field is not None else None
+
+
 def typed_params(params_type: type[BaseModel], member: type[BaseModel] | None, params: dict[str, Any]) -> Any:
     """`params` typed as the SDK's runner types a call's params for its handler
     (``params_type.model_validate``), each answer of a retry validated once instead of against every
@@ -319,12 +362,8 @@ def typed_params(params_type: type[BaseModel], member: type[BaseModel] | None, p
     requires a key it lacks), so it is validated as that member directly; params with any other
     answer, or without answers, are typed by the SDK's model whole. Held to the model by
     `tests/unit/test_a_retrys_params_are_typed_as_the_sdk_types_them.py`."""
-    responses = params.get("inputResponses")
-    if (
-        member is None
-        or type(responses) is not dict
-        or not all(type(answer) is dict and answer.keys() <= _ELICIT_KEYS for answer in responses.values())
-    ):
+    responses = _elicitation_answers(member, params)
+    if responses is None or member is None:
         return params_type.model_validate(params, by_name=False)
     typed: Any = params_type.model_validate({**params, "inputResponses": None}, by_name=False)
     typed.input_responses = {key: member.model_validate(answer, by_name=False) for key, answer in responses.items()}

@@ -1,6 +1,8 @@
 """A retry's params, typed by the compiled layer (`mcp_server.compiled_calls.typed_params`), are what
 the SDK's runner hands its handler (``CallToolRequestParams.model_validate``): the same model, the
-same answers as the same types, the same fields set, or a refusal where the SDK refuses.
+same answers as the same types, the same fields set, or a refusal where the SDK refuses. And the
+layer's first check of them (`checked_on_surface`) refuses exactly what the SDK runner's first check,
+the 2026-07-28 surface's (``validate_client_request``), refuses.
 
 The layer validates an answer holding only an elicitation result's keys as `ElicitResult` directly,
 instead of against every member of the ``inputResponses`` union; this plays answers of every kind
@@ -15,9 +17,11 @@ from typing import Any
 import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolRequestParams, ElicitResult
+from mcp_types import _v2026_07_28 as surface
+from mcp_types.methods import CLIENT_REQUESTS, validate_client_request
 from pydantic import BaseModel, ValidationError
 
-from mcp_server.compiled_calls import _ELICIT_KEYS, _only_member, typed_params
+from mcp_server.compiled_calls import _ELICIT_KEYS, _only_member, _surface_params, checked_on_surface, typed_params
 from tools_app.sdk import lowlevel_server
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
@@ -48,7 +52,7 @@ ANSWERS: dict[str, Any] = {
 
 
 def params(answers: Any, **extra: Any) -> dict[str, Any]:
-    return {"name": "greet", "arguments": {"name": "ann"}, "_meta": META, "inputResponses": answers, **extra}
+    return {"name": "greet", "arguments": {"name": "ann"}, "_meta": META, "inputResponses": answers} | extra
 
 
 def typed_by_the_sdk(value: dict[str, Any]) -> Any:
@@ -97,3 +101,55 @@ def test_a_union_another_member_could_also_satisfy_is_typed_whole() -> None:
         input_responses: dict[str, Loose | Elicited] | None = None
 
     assert _only_member(Params, _ELICIT_KEYS) is None
+
+
+# The envelope the surface requires (the handler's type above does not check it).
+ENVELOPE = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+
+# Params the surface refuses for something other than an answer: the rest is still checked.
+OTHER_REFUSALS: dict[str, dict[str, Any]] = {
+    "a name not a string": {"name": 5},
+    "arguments not an object": {"arguments": [1]},
+    "a requestState not a string": {"requestState": 5},
+    "no _meta": {"_meta": None},
+    "no client capabilities": {"_meta": META},
+    "a malformed clientInfo": {"_meta": {**ENVELOPE, "io.modelcontextprotocol/clientInfo": {"name": 5}}},
+}
+
+
+def refused_by(check: Any, value: dict[str, Any]) -> bool:
+    try:
+        check(value)
+    except ValidationError:
+        return True
+    return False
+
+
+def test_an_elicitation_result_is_the_only_member_of_the_surfaces_union_its_keys_can_be() -> None:
+    assert _surface_params() is surface.CallToolRequestParams
+    assert _only_member(surface.CallToolRequestParams, _ELICIT_KEYS) is surface.ElicitResult
+    # Checking the answers apart from the rest holds only while no validator relates them.
+    for model in (CLIENT_REQUESTS[("tools/call", "2026-07-28")], surface.CallToolRequestParams):
+        assert not model.__pydantic_decorators__.model_validators, model
+
+
+def test_the_layer_refuses_on_the_surface_what_the_sdk_refuses() -> None:
+    member = _only_member(surface.CallToolRequestParams, _ELICIT_KEYS)
+    accepted_fast = refused_fast = 0
+    cases = [
+        (case, params(answers, _meta=ENVELOPE, **extra))
+        for case, answers in ANSWERS.items()
+        for extra in ({}, {"requestState": "s"})
+    ]
+    cases += [
+        (case, {**params(ANSWERS["declined"], _meta=ENVELOPE), **other}) for case, other in OTHER_REFUSALS.items()
+    ]
+    for case, value in cases:
+        sdk_refuses = refused_by(lambda v: validate_client_request("tools/call", "2026-07-28", v), value)
+        assert refused_by(lambda v: checked_on_surface(member, v), value) is sdk_refuses, case
+        answers = value.get("inputResponses") or {}
+        if all(type(a) is dict and a.keys() <= _ELICIT_KEYS for a in answers.values()):
+            refused_fast += sdk_refuses
+            accepted_fast += not sdk_refuses
+    assert accepted_fast >= 10, "the corpus reaches answers the surface accepts, checked as one member"
+    assert refused_fast >= len(OTHER_REFUSALS) + 6, "and answers and params it refuses"
