@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
 PY = sys.executable
 VENV_BIN = Path(PY).parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # the unit of /proc/<pid>/stat's CPU times
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -366,8 +368,41 @@ def _wrk(
     return raw
 
 
+def server_cpu(server: Server) -> tuple[float, float]:
+    """CPU seconds the serving process has used so far: (user, system), from ``/proc/<pid>/stat``."""
+    user = system = 0.0
+    for pid in server.pids():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        user += int(fields[11]) / CLOCK_TICKS
+        system += int(fields[12]) / CLOCK_TICKS
+    return user, system
+
+
+def with_server_cpu(
+    run: Callable[[Server, int, float, str | None], dict[str, Any]],
+    server: Server,
+    concurrency: int,
+    duration: float,
+    load_cpu: str | None,
+) -> dict[str, Any]:
+    """`run`'s measurement, with what the server's core spent on it: CPU a call (user and system)
+    and the share of the run's time it was busy (near 1 when the server, not its client, sets the
+    pace)."""
+    user0, system0 = server_cpu(server)
+    result = run(server, concurrency, duration, load_cpu)
+    user1, system1 = server_cpu(server)
+    calls = result["calls"]
+    used = (user1 - user0) + (system1 - system0)
+    result["server_cpu_us_per_call"] = used / calls * 1e6
+    result["server_sys_us_per_call"] = (system1 - system0) / calls * 1e6
+    result["server_busy"] = used / result["duration_s"]
+    return result
+
+
 def _measured(raw: dict[str, Any], done: int) -> dict[str, Any]:
     return {
+        "calls": done,
+        "duration_s": raw["duration_us"] / 1e6,
         "throughput": done / (raw["duration_us"] / 1e6),
         "p50_ms": raw["latency_us"]["50"] / 1000,
         "p99_ms": raw["latency_us"]["99"] / 1000,
@@ -642,6 +677,9 @@ def summarise(raw: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]) -> dic
                     "p50_ms": spread([r["p50_ms"] for r in reps]),
                     "p99_ms": spread([r["p99_ms"] for r in reps]),
                     "percentiles_ms": percentiles,
+                    "server_cpu_us_per_call": spread([r["server_cpu_us_per_call"] for r in reps]),
+                    "server_sys_us_per_call": spread([r["server_sys_us_per_call"] for r in reps]),
+                    "server_busy": spread([r["server_busy"] for r in reps]),
                 }
     return summary
 
@@ -713,7 +751,8 @@ def print_table(
     for scenario, by_server in summary.items():
         lines.append(f"\n{scenario}: median (min-max) over repetitions")
         lines.append(f"{'server':<8} {'c':>3}  {'calls/s':>22}  {'p50 ms':>20}  {'p99 ms':>22}  "
-                     f"{'ours/bare tput':>14} {'ours/bare p99':>13} {'ours/peer tput':>14}")  # fmt: skip
+                     f"{'ours/bare tput':>14} {'ours/bare p99':>13} {'ours/peer tput':>14}  "
+                     f"{'server µs CPU a call (sys)':>26} {'busy':>5}")  # fmt: skip
         for server, by_c in by_server.items():
             for c, m in by_c.items():
                 ratios = ""
@@ -724,8 +763,12 @@ def print_table(
                     pb = f"{m['p99_ms']['median'] / bare['p99_ms']['median']:.2f}" if bare else "-"
                     tp = f"{m['throughput']['median'] / peer['throughput']['median']:.2f}" if peer else "-"
                     ratios = f"{tb:>14} {pb:>13} {tp:>14}"
+                else:
+                    ratios = f"{'':>14} {'':>13} {'':>14}"
+                cpu = f"{m['server_cpu_us_per_call']['median']:.0f} ({m['server_sys_us_per_call']['median']:.0f})"
                 lines.append(f"{server:<8} {c:>3}  {fmt(m['throughput']):>22}  {fmt(m['p50_ms'], 2):>20}  "
-                             f"{fmt(m['p99_ms'], 2):>22}  {ratios}")  # fmt: skip
+                             f"{fmt(m['p99_ms'], 2):>22}  {ratios}  {cpu:>26} "
+                             f"{m['server_busy']['median']:>5.0%}")  # fmt: skip
     if codec is not None:
         lines.append(f"\ncodec: µs per round (seal + unseal, {codec['payload_bytes']}-byte payload), median (min-max)")
         for name in ("ours", "sdk"):
@@ -896,11 +939,12 @@ def main() -> None:
                     for c in args.concurrency:
                         load.append((f"{rep}/{name}/{scenario}/{c}", os.getloadavg()[0]))
                         fn = wrk_plain if scenario == "plain" else two_round
-                        result = fn(server, c, args.duration, load_cpu)
+                        result = with_server_cpu(fn, server, c, args.duration, load_cpu)
                         raw.setdefault(scenario, {}).setdefault(name, {}).setdefault(str(c), []).append(result)
                         log(f"rep {rep + 1}/{args.reps} {name:<7} {scenario:<9} c={c:<3} "
                             f"{result['throughput']:8.0f} calls/s  p50 {result['p50_ms']:7.2f} ms  "
-                            f"p99 {result['p99_ms']:7.2f} ms")  # fmt: skip
+                            f"p99 {result['p99_ms']:7.2f} ms  server {result['server_cpu_us_per_call']:6.0f} µs CPU "
+                            f"a call, busy {result['server_busy']:.0%}")  # fmt: skip
                 if rep == 0 and name in args.profile.split(","):
                     profile(server, args, stamp, scenarios)
             finally:
