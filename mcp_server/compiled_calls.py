@@ -16,8 +16,9 @@ looks at each of its tools once and compiles the ones it can answer exactly as t
   questions, the answers of a retry), handed the SDK's `Context` built as its handler builds it,
   after the round's replay claim is in (`mcpsite.keyring.settle_claim`, which guards the SDK's
   handler the same way); a retry's params are checked first by the SDK's two checks, in its
-  runner's order, the second (the handler's params type) validating an elicitation's answer as
-  the one member of its ``inputResponses`` union it can be (`typed_params`);
+  runner's order (the 2026-07-28 surface's, `checked_on_surface`; the handler's params type,
+  `typed_params`), each validating an elicitation's answer as the one member of its
+  ``inputResponses`` union it can be;
 - a ``str`` it returns becomes the result the SDK builds for it (text content, and the
   ``{"result": ...}`` structured content when the tool declares that output, unconstrained);
   anything else goes through the SDK's own ``convert_result`` and the runner's shaping for the wire
