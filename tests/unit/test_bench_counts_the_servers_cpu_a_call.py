@@ -52,8 +52,8 @@ def test_the_cpu_a_call_is_the_servers_over_the_calls(tmp_path: Path) -> None:
         process.kill()
         process.wait()
 
-    # The burn, a tenth a call, give or take the kernel's accounting tick (10 ms at 100 Hz).
-    assert measured["server_cpu_us_per_call"] == pytest.approx(BURN_SECONDS / CALLS * 1e6, abs=2_500)
+    # The burn over the calls, give or take a tick or two of the kernel's accounting (10 ms at 100 Hz).
+    assert measured["server_cpu_us_per_call"] == pytest.approx(BURN_SECONDS / CALLS * 1e6, abs=5_000)
     assert 0 <= measured["server_sys_us_per_call"] < measured["server_cpu_us_per_call"]
     # Busy for as long as it burnt, and never more than the whole run.
     assert 0.2 < measured["server_busy"] <= 1.05
