@@ -238,8 +238,9 @@ class CompiledToolCalls:
                 return await call_next(ctx)
         else:
             try:
-                checked_on_surface(self._surface_elicit_result, params)
-                typed = typed_params(self._params_type, self._elicit_result, params)
+                answers = elicitation_answers(params)
+                checked_on_surface(self._surface_elicit_result, params, answers)
+                typed = typed_params(self._params_type, self._elicit_result, params, answers)
             except Exception:
                 return await call_next(ctx)
         # Nothing of the tool, its resolvers included, runs before the round's replay claim is in
@@ -311,7 +312,7 @@ class CompiledToolCalls:
         return sdk.serialize_result(self._server, "tools/call", VERSION, result)
 
 
-def checked_on_surface(member: type[BaseModel] | None, params: dict[str, Any]) -> None:
+def checked_on_surface(member: type[BaseModel] | None, params: dict[str, Any], answers: dict[str, Any] | None) -> None:
     """The SDK runner's first check of a retry's params, ``validate_client_request("tools/call",
     VERSION, params)``, each answer of a retry validated once instead of against every member of the
     ``inputResponses`` union (as `typed_params` does for the second).
@@ -320,28 +321,25 @@ def checked_on_surface(member: type[BaseModel] | None, params: dict[str, Any]) -
     elicitation result's keys exactly when its one possible member, `member`, does (`_only_member`:
     every other requires a key it lacks), and the surface's params have no validator relating the
     answers to the other fields; so the params are checked with no answers, then each answer as
-    `member`. Held to the SDK's check by
+    `member`. `answers` is `elicitation_answers(params)`. Held to the SDK's check by
     `tests/unit/test_a_retrys_params_are_typed_as_the_sdk_types_them.py`."""
-    responses = _elicitation_answers(member, params)
-    if responses is None or member is None:
+    if answers is None or member is None:
         validate_client_request("tools/call", VERSION, params)
         return
     validate_client_request("tools/call", VERSION, {**params, "inputResponses": None})
-    for answer in responses.values():
+    for answer in answers.values():
         member.model_validate(answer, by_name=False)
 
 
-def _elicitation_answers(member: type[BaseModel] | None, params: dict[str, Any]) -> dict[str, Any] | None:
-    """`params`' answers when `member` is known and each answer holds only an elicitation result's
-    keys; else None."""
-    responses = params.get("inputResponses")
-    if (
-        member is None
-        or type(responses) is not dict
-        or not all(type(answer) is dict and answer.keys() <= _ELICIT_KEYS for answer in responses.values())
+def elicitation_answers(params: dict[str, Any]) -> dict[str, Any] | None:
+    """`params`' ``inputResponses`` when each answer holds only an elicitation result's keys (what
+    `checked_on_surface` and `typed_params` validate as one member each); else None."""
+    answers = params.get("inputResponses")
+    if type(answers) is not dict or not all(
+        type(answer) is dict and answer.keys() <= _ELICIT_KEYS for answer in answers.values()
     ):
         return None
-    return responses
+    return answers
 
 
 def _surface_params() -> Any:
@@ -352,7 +350,9 @@ def _surface_params() -> Any:
     return field.annotation if field is not None else None
 
 
-def typed_params(params_type: type[BaseModel], member: type[BaseModel] | None, params: dict[str, Any]) -> Any:
+def typed_params(
+    params_type: type[BaseModel], member: type[BaseModel] | None, params: dict[str, Any], answers: dict[str, Any] | None
+) -> Any:
     """`params` typed as the SDK's runner types a call's params for its handler
     (``params_type.model_validate``), each answer of a retry validated once instead of against every
     member of the ``inputResponses`` union.
@@ -361,13 +361,13 @@ def typed_params(params_type: type[BaseModel], member: type[BaseModel] | None, p
     each answer, and the members that fail build their errors first. An answer holding only an
     elicitation result's keys can be no other member than `member` (`_only_member`: each other one
     requires a key it lacks), so it is validated as that member directly; params with any other
-    answer, or without answers, are typed by the SDK's model whole. Held to the model by
+    answer, or without answers, are typed by the SDK's model whole. `answers` is
+    `elicitation_answers(params)`. Held to the model by
     `tests/unit/test_a_retrys_params_are_typed_as_the_sdk_types_them.py`."""
-    responses = _elicitation_answers(member, params)
-    if responses is None or member is None:
+    if answers is None or member is None:
         return params_type.model_validate(params, by_name=False)
     typed: Any = params_type.model_validate({**params, "inputResponses": None}, by_name=False)
-    typed.input_responses = {key: member.model_validate(answer, by_name=False) for key, answer in responses.items()}
+    typed.input_responses = {key: member.model_validate(answer, by_name=False) for key, answer in answers.items()}
     return typed
 
 

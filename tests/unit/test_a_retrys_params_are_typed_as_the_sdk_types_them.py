@@ -21,7 +21,14 @@ from mcp_types import _v2026_07_28 as surface
 from mcp_types.methods import CLIENT_REQUESTS, validate_client_request
 from pydantic import BaseModel, ValidationError
 
-from mcp_server.compiled_calls import _ELICIT_KEYS, _only_member, _surface_params, checked_on_surface, typed_params
+from mcp_server.compiled_calls import (
+    _ELICIT_KEYS,
+    _only_member,
+    _surface_params,
+    checked_on_surface,
+    elicitation_answers,
+    typed_params,
+)
 from tools_app.sdk import lowlevel_server
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
@@ -76,9 +83,9 @@ def test_the_layer_types_the_params_the_sdks_handler_is_given() -> None:
                 expected = typed_by_the_sdk(value)
             except ValidationError:
                 with pytest.raises(ValidationError):
-                    typed_params(CallToolRequestParams, member, value)
+                    typed_params(CallToolRequestParams, member, value, elicitation_answers(value))
                 continue
-            got = typed_params(CallToolRequestParams, member, value)
+            got = typed_params(CallToolRequestParams, member, value, elicitation_answers(value))
             fast += all(type(a) is dict and a.keys() <= _ELICIT_KEYS for a in answers.values())
             assert type(got) is type(expected), case
             assert got == expected, case
@@ -146,7 +153,7 @@ def test_the_layer_refuses_on_the_surface_what_the_sdk_refuses() -> None:
     ]
     for case, value in cases:
         sdk_refuses = refused_by(lambda v: validate_client_request("tools/call", "2026-07-28", v), value)
-        assert refused_by(lambda v: checked_on_surface(member, v), value) is sdk_refuses, case
+        assert refused_by(lambda v: checked_on_surface(member, v, elicitation_answers(v)), value) is sdk_refuses, case
         answers = value.get("inputResponses") or {}
         if all(type(a) is dict and a.keys() <= _ELICIT_KEYS for a in answers.values()):
             refused_fast += sdk_refuses
