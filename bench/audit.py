@@ -56,7 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -64,12 +64,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench import PY, Server, free_port, last_line, two_round, wrk_plain  # noqa: E402
+from bench.bench import PY, WORKLOADS, Server, Workload, cpu_times, free_port, last_line, wrk_plain  # noqa: E402
 
 MIN_ON_VS_OFF = 0.95
 CONFIGS = ("off", "on")
-Workload = Callable[[Server, int, float, str | None], dict[str, Any]]
-WORKLOADS: dict[str, Workload] = {"plain": wrk_plain, "two-round": two_round}
 REQUESTS_A_CALL = {"plain": 1, "two-round": 2}
 COUNT_ROWS = "from audit.models import ToolCall; print(ToolCall.objects.count())"
 
@@ -130,10 +128,9 @@ def cpu_seconds(server: Server) -> tuple[float, float]:
     total = other = 0.0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            seconds = sum(cpu_times(task / "stat"))
         except FileNotFoundError:  # a thread that ended meanwhile
             continue
-        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         total += seconds
         if task.name != str(pid):
             other += seconds

@@ -368,18 +368,28 @@ def _wrk(
     return raw
 
 
+def cpu_times(stat: Path) -> tuple[float, float]:
+    """The CPU seconds (user, system) a ``/proc/<pid>/stat`` or ``/proc/<pid>/task/<tid>/stat``
+    file reports."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
+
+
 def server_cpu(server: Server) -> tuple[float, float]:
-    """CPU seconds the serving process has used so far: (user, system), from ``/proc/<pid>/stat``."""
+    """CPU seconds the serving process has used so far: (user, system)."""
     user = system = 0.0
     for pid in server.pids():
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        user += int(fields[11]) / CLOCK_TICKS
-        system += int(fields[12]) / CLOCK_TICKS
+        pid_user, pid_system = cpu_times(Path(f"/proc/{pid}/stat"))
+        user, system = user + pid_user, system + pid_system
     return user, system
 
 
+Workload = Callable[[Server, int, float, str | None], dict[str, Any]]
+"""A measured run of one scenario: (server, concurrency, seconds, the load's CPU) -> wrk's figures."""
+
+
 def with_server_cpu(
-    run: Callable[[Server, int, float, str | None], dict[str, Any]],
+    run: Workload,
     server: Server,
     concurrency: int,
     duration: float,
@@ -437,6 +447,9 @@ def two_round(server: Server, concurrency: int, duration: float, load_cpu: str |
     return measured
 
 
+WORKLOADS: dict[str, Workload] = {"plain": wrk_plain, "two-round": two_round}
+
+
 def profile(server: Server, args: argparse.Namespace, stamp: str, scenarios: list[str]) -> None:
     """py-spy record of the serving process during a run of each scenario measured (plain, two-round)
     at the highest concurrency."""
@@ -449,8 +462,7 @@ def profile(server: Server, args: argparse.Namespace, stamp: str, scenarios: lis
              f"{args.duration:g}", "--format", "raw", "--output", f"{base}.txt", "--nonblocking"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        fn = wrk_plain if scenario == "plain" else two_round
-        fn(server, max(args.concurrency), args.duration, None if args.no_pin else args.load_cpu)
+        WORKLOADS[scenario](server, max(args.concurrency), args.duration, None if args.no_pin else args.load_cpu)
         spy.wait(timeout=60)
         log(
             f"  profile of {server.name}, {scenario}: {base}.txt "
@@ -938,8 +950,7 @@ def main() -> None:
                 for scenario in scenarios:
                     for c in args.concurrency:
                         load.append((f"{rep}/{name}/{scenario}/{c}", os.getloadavg()[0]))
-                        fn = wrk_plain if scenario == "plain" else two_round
-                        result = with_server_cpu(fn, server, c, args.duration, load_cpu)
+                        result = with_server_cpu(WORKLOADS[scenario], server, c, args.duration, load_cpu)
                         raw.setdefault(scenario, {}).setdefault(name, {}).setdefault(str(c), []).append(result)
                         log(f"rep {rep + 1}/{args.reps} {name:<7} {scenario:<9} c={c:<3} "
                             f"{result['throughput']:8.0f} calls/s  p50 {result['p50_ms']:7.2f} ms  "
