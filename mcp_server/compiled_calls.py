@@ -12,10 +12,14 @@ looks at each of its tools once and compiles the ones it can answer exactly as t
   ``tools/call``, and ``tools/call`` has no cache hint);
 - a tool without ``Resolve(...)`` parameters has its arguments validated and its function called
   (a sync one on a worker thread) by the SDK's own `validate_arguments` and `call_fn`;
-- a tool with them is run by the SDK's own `Tool.run` (arguments, resolvers, the form or URL-mode
-  questions, the answers of a retry), handed the SDK's `Context` built as its handler builds it,
-  after the round's replay claim is in (`mcpsite.keyring.settle_claim`, which guards the SDK's
-  handler the same way); a retry's params are checked first by the SDK's two checks, in its
+- a tool with them has its round run after the round's replay claim is in
+  (`mcpsite.keyring.settle_claim`, which guards the SDK's handler the same way). When none of its
+  resolvers takes the `Context`, by `_run_round`: `Tool.run`'s steps (the arguments validated, the
+  SDK's own resolution of the parameters, with their questions, recorded outcomes and answers, the
+  function called, each failure worded as `Tool.run` words it), with a `tools_app.sdk.RoundView`
+  (the four things the resolution reads of a `Context`) in place of the SDK's `Context`, a pydantic
+  model built per call. Otherwise by the SDK's own `Tool.run`, handed the SDK's `Context` built as
+  its handler builds it. A retry's params are checked first by the SDK's two checks, in its
   runner's order (the 2026-07-28 surface's, `checked_on_surface`; the handler's params type,
   `typed_params`), each validating an elicitation's answer as the one member of its
   ``inputResponses`` union it can be;
@@ -24,7 +28,8 @@ looks at each of its tools once and compiles the ones it can answer exactly as t
   anything else goes through the SDK's own ``convert_result`` and the runner's shaping for the wire
   (`tools_app.sdk.serialize_result`); a failure is worded and logged as `Tool.run` and the SDK's
   handler word and log it, then shaped the same way. These two, the text result and the failure's
-  words and log line, are all this module re-states;
+  words and log line, and `Tool.run`'s steps around the resolution (`_run_round`), are all this
+  module re-states;
 - a round 1 that asks the same kept form questions as a round before it (`tools_app.sdk.kept_question`)
   reuses the SDK's shaping of that round with its own ``requestState`` (`_input_required`).
 
@@ -95,6 +100,8 @@ class _Compiled:
     """The tool declares the SDK's ``{"result": text}`` structured output for its ``str``."""
     resolving: bool = False
     """The tool has ``Resolve(...)`` parameters: the SDK's `Tool.run` resolves and calls it."""
+    without_context: bool = False
+    """Resolving, and no resolver of it takes the `Context`: its round is run here (`_run_round`)."""
 
 
 class CompiledToolCalls:
@@ -146,11 +153,12 @@ class CompiledToolCalls:
             if tool.name in task_tools or tool.context_kwarg is not None:
                 continue
             resolving = bool(tool.resolved_params)
+            without_context = resolving and not sdk.resolvers_read_context(tool)
             if tool.fn_metadata.output_schema is None:
-                compiled[tool.name] = _Compiled(tool, text=_annotated_str(tool), wraps_text=False, resolving=resolving)
+                text, wraps = _annotated_str(tool), False
             else:
-                wraps = _wraps_str(tool)
-                compiled[tool.name] = _Compiled(tool, text=wraps, wraps_text=wraps, resolving=resolving)
+                text = wraps = _wraps_str(tool)
+            compiled[tool.name] = _Compiled(tool, text, wraps, resolving, without_context)
         return cls(server, compiled) if compiled else None
 
     def _plain_envelope(self, meta: Any) -> bool:
@@ -248,6 +256,8 @@ class CompiledToolCalls:
         await settle_claim(ctx.method)
         self._take()
         tool = compiled.tool
+        if compiled.without_context:
+            return await self._run_round(ctx, compiled, typed, arguments)
         context = Context(
             request_context=ctx, mcp_server=self._mcp_server, input_params=typed, subscriptions=self._subscriptions
         )
@@ -259,6 +269,50 @@ class CompiledToolCalls:
             raise
         except Exception as exc:  # already worded by `Tool.run`
             return self._shaped(_answered(tool.name, exc))
+        return self._answer(compiled, value)
+
+    async def _run_round(
+        self, ctx: ServerRequestContext[Any, Any], compiled: _Compiled, typed: Any, arguments: Any
+    ) -> HandlerResult:
+        """`Tool.run` for a tool none of whose resolvers takes the `Context`: the arguments validated,
+        the SDK's own resolution run with a `tools_app.sdk.RoundView` in the Context's place, then
+        the tool called, each failure worded as `Tool.run` words it (`_failed`)."""
+        tool = compiled.tool
+        if typed is not None:
+            arguments = typed.arguments
+        try:
+            validated = tool.fn_metadata.validate_arguments(arguments or {})
+        except ValidationError as exc:
+            invalid = ToolError(f"Error executing tool {tool.name}: {exc}")
+            invalid.__cause__ = exc
+            return self._shaped(_answered(tool.name, invalid))
+        except MCPError:
+            raise
+        except Exception as exc:
+            crash = UnexpectedToolError(f"Error executing tool {tool.name}")
+            crash.__cause__ = exc
+            return self._shaped(_answered(tool.name, crash))
+        view = sdk.RoundView(
+            VERSION,
+            typed.input_responses if typed is not None else None,
+            typed.request_state if typed is not None else None,
+            ctx.session.client_capabilities,
+        )
+        try:
+            resolved = await sdk.resolve_arguments(tool, validated, view)
+            if type(resolved) is InputRequiredResult:
+                return self._input_required(resolved)
+            value = await tool.fn_metadata.call_fn(tool.fn, tool.is_async, validated, resolved)
+            if isinstance(value, InputRequiredResult):
+                raise RuntimeError(
+                    "the tool returned an InputRequiredResult but its parameters use Resolve(...); "
+                    "a call has one input_required channel, so the multi-round flow is driven "
+                    "either by resolvers or by the tool body, not both"
+                )
+        except MCPError:
+            raise
+        except Exception as exc:
+            return self._shaped(_failed(tool, exc))
         return self._answer(compiled, value)
 
     def _take(self) -> None:

@@ -83,6 +83,7 @@ def build_server(info: TenantInfo) -> tuple[MCPServer[TenantInfo], ASGIApp]:
         yield state
 
     sdk.memoize_form_questions(fixed=is_rendered_once)  # the SDK's form questions rendered once per schema
+    sdk.decode_state_directly()  # and the resolver's state coded without a model on the way
     tasks = TasksExtension.for_toolsets(served)
     apps = apps_extension(served)
     extensions = [e for e in (tasks, apps) if e]

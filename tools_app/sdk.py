@@ -32,15 +32,20 @@ handler (issue 31; held to the SDK's answers by `tests/mcp/test_compiled_calls_a
 
 Replaced, not just read: the resolver's ``_render_request`` and ``_request_digest`` (module globals of
 ``mcp.server.mcpserver.resolve``), wrapped to keep a fixed form question's rendering
-(`memoize_form_questions`); and `serve_one` is the SDK's public one re-stated so that it skips
-unwinding an empty exit stack (it reads `AsyncExitStack`'s ``_exit_callbacks``). And a server's
-public ``create_initialization_options`` is replaced on its instance by `declare_lists_changed`, as
-the SDK's runner calls it with no notification options to pass.
+(`memoize_form_questions`), and its ``_decode_state`` and ``_encode_state``, wrapped to code a state
+of the SDK's own form without its model (`decode_state_directly`); the resolver's `Context` is
+stood in for by a `RoundView` for the compiled calls (`resolve_arguments`); and `serve_one` is the
+SDK's public one re-stated so that it skips unwinding an empty exit stack (it reads
+`AsyncExitStack`'s ``_exit_callbacks``). And a server's public ``create_initialization_options`` is
+replaced on its instance by `declare_lists_changed`, as the SDK's runner calls it with no
+notification options to pass.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +85,7 @@ __all__ = [
     "_SSE_HEADERS",
     "_SSE_PING_INTERVAL",
     "OpenTelemetryMiddleware",
+    "RoundView",
     "_SingleExchangeDispatchContext",
     "_acknowledge_notification",
     "_is_notification_shaped",
@@ -90,10 +96,13 @@ __all__ = [
     "_write_rejection",
     "built_in_layers",
     "declare_lists_changed",
+    "decode_state_directly",
     "error_response",
     "lifespan_state",
     "lowlevel_server",
     "memoize_form_questions",
+    "resolve_arguments",
+    "resolvers_read_context",
     "sdk_tool",
     "sdk_tools",
     "serialize_result",
@@ -218,6 +227,84 @@ def memoize_form_questions(fixed: Callable[[type[Any]], bool]) -> None:
     _resolve._request_digest = digest_once
 
 
+def decode_state_directly() -> None:
+    """Decode and encode the resolver's own progress (the plaintext inside a ``requestState``)
+    without a pydantic model on the way, when it is in the form the SDK itself encodes.
+
+    Each round the SDK's resolver builds its `_State` model to decode the state (an empty one
+    when there is none) and builds it again to encode the next, dumping it in JSON mode: ~25 µs
+    of a round's CPU (bench/inproc.py). The state is always the SDK's own encoding (the boundary
+    authenticates it), so a state of exactly that form (the three keys, version 3, each outcome an
+    action, its data and its digest) becomes the same models by ``model_construct`` from the
+    parsed JSON; anything else goes to the SDK's decoder. Outcomes whose data ``json.dumps``
+    encodes as the JSON-mode dump does (JSON's own types: no NaN or infinity, no bytes, dates or
+    models) are encoded directly; any other goes to the SDK's encoder. Held to the SDK's functions
+    by `tests/unit/test_the_resolvers_state_is_coded_as_the_sdk_codes_it.py`.
+
+    The two are module-level functions of ``mcp.server.mcpserver.resolve``, looked up at call time,
+    with no seam; a cheaper codec in the SDK would replace this. Idempotent."""
+    decode, encode = _resolve._decode_state, _resolve._encode_state
+    if getattr(decode, "direct", False):
+        return
+    state_model, entry_model, version = _resolve._State, _resolve._StateEntry, _resolve._STATE_VERSION
+    actions = frozenset({"accept", "decline", "cancel"})
+    state_keys, entry_keys = frozenset({"v", "outcomes", "asked"}), frozenset({"action", "data", "q"})
+    construct_state, construct_entry = state_model.model_construct, entry_model.model_construct
+
+    def decode_directly(request_state: str | None) -> Any:
+        if not request_state:  # the SDK's `_State(v=version)`
+            return construct_state({"v"}, v=version, outcomes={}, asked={})
+        try:
+            raw = json.loads(request_state)
+        except ValueError:
+            return decode(request_state)
+        if type(raw) is not dict or raw.keys() != state_keys or type(raw["v"]) is not int or raw["v"] != version:
+            return decode(request_state)
+        outcomes, asked = raw["outcomes"], raw["asked"]
+        if type(outcomes) is not dict or type(asked) is not dict or not all(type(q) is str for q in asked.values()):
+            return decode(request_state)
+        entries = {}
+        for key, entry in outcomes.items():
+            if type(entry) is not dict or entry.keys() != entry_keys:
+                return decode(request_state)
+            action, q = entry["action"], entry["q"]
+            if type(action) is not str or action not in actions or not (q is None or type(q) is str):
+                return decode(request_state)
+            entries[key] = construct_entry(action=action, data=entry["data"], q=q)
+        return construct_state(v=version, outcomes=entries, asked=asked)
+
+    def encode_directly(outcomes: Any, asked: Any) -> str:
+        wire = {}
+        for key, entry in outcomes.items():
+            if type(entry) is not entry_model or not _plain_json(entry.data):
+                return encode(outcomes, asked)
+            wire[key] = {"action": entry.action, "data": entry.data, "q": entry.q}
+        if not all(type(key) is str and type(q) is str for key, q in asked.items()):
+            return encode(outcomes, asked)
+        return json.dumps({"v": version, "outcomes": wire, "asked": dict(asked)}, separators=(",", ":"))
+
+    decode_directly.direct = True  # type: ignore[attr-defined]
+    decode_directly.sdk = decode  # type: ignore[attr-defined]  # for the test holding them alike
+    encode_directly.sdk = encode  # type: ignore[attr-defined]
+    _resolve._decode_state = decode_directly
+    _resolve._encode_state = encode_directly
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether `value` is made of JSON's own types only (dicts with string keys, lists, strings,
+    finite floats, ints, booleans, None): what the JSON-mode dump of an ``Any`` leaves as it is."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(type(key) is str and _plain_json(item) for key, item in value.items())
+    if kind is list:
+        return all(map(_plain_json, value))
+    return False
+
+
 async def serve_one(
     server: Server[Any], dctx: Any, method: str, params: Any, *, connection: Any, lifespan_state: Any
 ) -> dict[str, Any]:
@@ -264,3 +351,44 @@ def serialize_result(server: Server[Any], method: str, version: str, result: Any
     runner = ServerRunner(server, None, None)  # type: ignore[arg-type]  # the connection is not read
     shaped: dict[str, Any] = runner._serialize(method, version, result)
     return shaped
+
+
+def resolvers_read_context(tool: Tool) -> bool:
+    """Whether a resolver of `tool` takes the SDK's `Context` (its plan fills a parameter with it).
+
+    `mcp_server.compiled_calls` resolves the other tools' parameters with a `RoundView` in the
+    `Context`'s place, which no resolver of theirs is handed. The plans are the SDK's per-tool
+    ``resolver_plans`` (`build_resolver_plans`), whose parameter kinds are not public; a public
+    "does this tool need a Context" flag would replace this."""
+    return any(param.kind == "context" for plan in tool.resolver_plans.values() for param in plan.params.values())
+
+
+class RoundView:
+    """What the SDK's resolver reads of a `Context` at 2026-07-28 when no resolver takes one:
+    the negotiated version, the retry's answers and (unsealed) state, the client's capabilities.
+
+    `resolve_arguments` reads ``protocol_version``, ``input_responses`` and ``request_state``
+    when it starts a call's resolution, and ``client_capabilities`` before it asks a question
+    (``_require_capability``); it hands the `Context` itself only to a resolver parameter that
+    takes one (`resolvers_read_context`), and its other uses of it (``session``, ``elicit``) are
+    on the 2025-11-25 path, which a compiled call never takes. Building the SDK's `Context` (a
+    pydantic model) for those four reads is what this saves. An SDK whose resolver reads anything
+    else of it fails `tests/mcp/test_compiled_calls_answer_as_the_sdk_does.py` (an
+    ``AttributeError`` answered as a crash on one path only)."""
+
+    __slots__ = ("client_capabilities", "input_responses", "protocol_version", "request_state")
+
+    def __init__(
+        self, protocol_version: str, input_responses: Any, request_state: str | None, client_capabilities: Any
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.input_responses = input_responses
+        self.request_state = request_state
+        self.client_capabilities = client_capabilities
+
+
+async def resolve_arguments(tool: Tool, validated: Any, view: RoundView) -> Any:
+    """The SDK's resolution of `tool`'s ``Resolve(...)`` parameters (`Tool.run`'s own call), handed
+    `view` in the `Context`'s place: the resolved values by parameter, or the round's
+    `InputRequiredResult`. Only for a tool none of whose resolvers reads the Context."""
+    return await _resolve.resolve_arguments(tool.resolved_params, tool.resolver_plans, validated, view)  # type: ignore[arg-type]

@@ -25,9 +25,9 @@ import pytest
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.resolve import Resolve
+from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, CreateMessageResult, SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
 from approvals.models import Elicitation
@@ -49,6 +49,8 @@ META = {
 URL_CAPABLE: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}}
 """The `_meta` of a client that also takes URL-mode questions (payments, approvals)."""
 URL_TOOLS = {"pay_deposit", "request_refund"}
+SAMPLING: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}
+"""The `_meta` of a client that takes sampling requests (and no elicitation)."""
 
 # ------------------------------------------------------------------ tools only this test serves
 
@@ -195,9 +197,21 @@ async def resolved_but_lies(tag: Annotated[str, Resolve(upper_label)], label: st
     return 5  # type: ignore[return-value]
 
 
+async def ask_model(label: str) -> Sample:
+    """A resolver that samples the client's model instead of asking the user."""
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=f"Name {label}"))], max_tokens=20)
+
+
+@fixtures.tool()
+async def named(label: str, name: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
+    content = name.content
+    return f"{label}: {content.text if isinstance(content, TextContent) else '?'}"
+
+
 TOOLSETS = ("conformance", "differential", "payments")
 COMPILED = {
     "brief",
+    "named",
     "choose",
     "choose_two",
     "choose_or_not",
@@ -364,6 +378,25 @@ CORPUS: dict[str, tuple[bytes, dict[str, str], bool]] = {
         {},
         True,
     ),
+    "an asking tool, the client declares no capabilities": (
+        body(
+            "tools/call",
+            {
+                "name": "choose",
+                "arguments": {"label": "x"},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": VERSION},
+            },
+        ),
+        {},
+        False,
+    ),
+    "an asking tool, the client takes URL mode only": (
+        call("choose", {"label": "x"}, {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}),
+        {},
+        True,
+    ),
+    "a sampling resolver, the client takes sampling": (call("named", {"label": "x"}, SAMPLING), {}, True),
+    "a sampling resolver, the client takes no sampling": (call("named", {"label": "x"}), {}, True),
     "an asking tool's argument of the wrong type": (call("choose", {"label": 5}), {}, True),
     "an asking tool's argument missing": (call("choose", {}), {}, True),
     "an asking tool, arguments absent": (call("choose"), {}, True),
@@ -606,6 +639,14 @@ RETRIES: dict[str, tuple[str, dict[str, Any], Any, dict[str, Any] | None, bool]]
         None,
         True,
     ),
+    "sampled": (
+        "named",
+        {"label": "x"},
+        lambda k: {k[0]: {"role": "assistant", "content": {"type": "text", "text": "Ada"}, "model": "m"}},
+        None,
+        True,
+    ),
+    "sampled, an elicitation's answer instead": ("named", {"label": "x"}, lambda k: {k[0]: accept({})}, None, True),
     "no answers, the state alone": ("choose", {"label": "x"}, lambda keys: None, None, True),
     "a URL-mode step not decided yet": (
         "request_refund",
@@ -646,7 +687,7 @@ async def two_rounds(app: TenantEndpoint, layer: CompiledToolCalls, case: str) -
     played: list[Any] = []
     taken: list[int] = []
     before = layer.taken
-    meta = URL_CAPABLE if tool in URL_TOOLS else None
+    meta = URL_CAPABLE if tool in URL_TOOLS else SAMPLING if tool == "named" else None
     first, first_lines, sealed = await play_sealed(app, call(tool, arguments, meta))
     taken.append(layer.taken - before)
     result = first[2]["result"]
@@ -700,12 +741,15 @@ async def test_each_retry_answers_alike(endpoint: tuple[TenantEndpoint, list[Any
 
 
 @pytest.mark.anyio
-async def test_a_retry_answered_here_completes_the_call(endpoint: tuple[TenantEndpoint, list[Any]]) -> None:
+@pytest.mark.parametrize(("case", "text"), [("accepted", "x: b"), ("sampled", "x: Ada")])
+async def test_a_retry_answered_here_completes_the_call(
+    endpoint: tuple[TenantEndpoint, list[Any]], case: str, text: str
+) -> None:
     """The corpus's answers are compared between the paths; this pins what they are for the call the
-    benchmark makes, so both paths cannot agree on a wrong answer."""
+    benchmark makes (and a sampled one), so both paths cannot agree on a wrong answer."""
     app, layers = endpoint
-    answers, taken = await two_rounds(app, compiled_layer(layers), "accepted")
-    assert answers[2][2]["result"]["content"][0]["text"] == "x: b"
+    answers, taken = await two_rounds(app, compiled_layer(layers), case)
+    assert answers[2][2]["result"]["content"][0]["text"] == text
     assert taken == [1, 1, 0]
 
 
@@ -787,6 +831,35 @@ async def test_the_layer_compiles_the_plain_tools_and_only_them(endpoint: tuple[
     layer = compiled_layer(layers)
     served = {tool for toolset in TOOLSETS for tool in discovery.toolsets[toolset].tool_names()}
     assert {name for name in served if name in layer} == COMPILED
+
+
+ROUNDS_WITHOUT_CONTEXT = {
+    "choose",
+    "named",
+    "choose_two",
+    "choose_or_not",
+    "tagged",
+    "resolver_fails",
+    "resolver_breaks",
+    "resolved_but_lies",
+}
+
+
+@pytest.mark.anyio
+async def test_the_rounds_run_here_are_of_tools_whose_resolvers_take_no_context(
+    endpoint: tuple[TenantEndpoint, list[Any]],
+) -> None:
+    """A tool whose resolvers take no `Context` has its rounds run by the layer (`_run_round`: the
+    SDK's resolution with a `RoundView` in the Context's place); one with such a resolver, by the
+    SDK's `Tool.run` with the SDK's `Context`. The corpus and the retries cover both kinds."""
+    _, layers = endpoint
+    layer = compiled_layer(layers)
+    assert {name for name, compiled in layer._tools.items() if compiled.without_context} == ROUNDS_WITHOUT_CONTEXT
+    assert {name for name, compiled in layer._tools.items() if compiled.resolving} - ROUNDS_WITHOUT_CONTEXT == {
+        "asks_in_context",
+        "pay_deposit",
+        "request_refund",
+    }
 
 
 @pytest.mark.anyio
