@@ -241,9 +241,12 @@ class CompiledToolCalls:
         if not keys <= _ROUND_PARAMS or not (arguments is None or type(arguments) is dict):
             return await call_next(ctx)
         typed: Any = None
+        checked: tuple[dict[str, Any] | None, str | None] | None = None
         if keys <= _PLAIN_PARAMS:
             if not self._plain_envelope(params.get("_meta")):
                 return await call_next(ctx)
+        elif compiled.without_context and (checked := self._retry_checked(params)) is not None:
+            pass
         else:
             try:
                 answers = elicitation_answers(params)
@@ -257,7 +260,11 @@ class CompiledToolCalls:
         self._take()
         tool = compiled.tool
         if compiled.without_context:
-            return await self._run_round(ctx, compiled, typed, arguments)
+            if checked is None and typed is not None:
+                checked = typed.input_responses, typed.request_state
+                arguments = typed.arguments
+            answers, state = checked or (None, None)
+            return await self._run_round(ctx, compiled, arguments, answers, state)
         context = Context(
             request_context=ctx, mcp_server=self._mcp_server, input_params=typed, subscriptions=self._subscriptions
         )
@@ -271,15 +278,54 @@ class CompiledToolCalls:
             return self._shaped(_answered(tool.name, exc))
         return self._answer(compiled, value)
 
+    def _retry_checked(self, params: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None] | None:
+        """A retry's answers (each typed as the SDK's handler types it) and its state, when the SDK's
+        two checks of its params would accept them; None when that is not known here (the two
+        checks then run, `checked_on_surface` and `typed_params`, and refuse or accept).
+
+        Of params with no keys but a round's (`_ROUND_PARAMS`) and object arguments (checked by the
+        caller), what either check could refuse is the envelope (`_plain_envelope`: each envelope
+        checked once by the surface's check, as round 1's is), a state that is not a string (after
+        the boundary a present one is its plaintext) and the answers; the answers are validated
+        here as each check validates them (as the one member of each union they can be, the
+        surface's and the handler's: `_only_member`), and nothing in either model relates them to
+        the other fields. What the handler's typing hands on is those answers, the state and the
+        arguments (the same values, re-validated as ``dict[str, Any]``). Held to the two checks by
+        `tests/unit/test_a_retrys_params_are_typed_as_the_sdk_types_them.py`."""
+        surface, member = self._surface_elicit_result, self._elicit_result
+        state = params.get("requestState")
+        if surface is None or member is None or not (state is None or type(state) is str):
+            return None
+        meta = params.get("_meta")
+        if meta is None or not self._plain_envelope(meta):  # the surface requires a retry's envelope
+            return None
+        if params.get("inputResponses") is None:
+            return None, state
+        answers = elicitation_answers(params)
+        if answers is None:
+            return None
+        typed = {}
+        try:
+            for key, answer in answers.items():
+                surface.model_validate(answer, by_name=False)
+                typed[key] = member.model_validate(answer, by_name=False)
+        except ValidationError:
+            return None
+        return typed, state
+
     async def _run_round(
-        self, ctx: ServerRequestContext[Any, Any], compiled: _Compiled, typed: Any, arguments: Any
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        compiled: _Compiled,
+        arguments: Any,
+        answers: dict[str, Any] | None,
+        state: str | None,
     ) -> HandlerResult:
         """`Tool.run` for a tool none of whose resolvers takes the `Context`: the arguments validated,
-        the SDK's own resolution run with a `tools_app.sdk.RoundView` in the Context's place, then
-        the tool called, each failure worded as `Tool.run` words it (`_failed`)."""
+        the SDK's own resolution run with a `tools_app.sdk.RoundView` in the Context's place (a
+        retry's typed `answers` and its unsealed `state`), then the tool called, each failure worded
+        as `Tool.run` words it (`_failed`)."""
         tool = compiled.tool
-        if typed is not None:
-            arguments = typed.arguments
         try:
             validated = tool.fn_metadata.validate_arguments(arguments or {})
         except ValidationError as exc:
@@ -292,12 +338,7 @@ class CompiledToolCalls:
             crash = UnexpectedToolError(f"Error executing tool {tool.name}")
             crash.__cause__ = exc
             return self._shaped(_answered(tool.name, crash))
-        view = sdk.RoundView(
-            VERSION,
-            typed.input_responses if typed is not None else None,
-            typed.request_state if typed is not None else None,
-            ctx.session.client_capabilities,
-        )
+        view = sdk.RoundView(VERSION, answers, state, ctx.session.client_capabilities)
         try:
             resolved = await sdk.resolve_arguments(tool, validated, view)
             if type(resolved) is InputRequiredResult:

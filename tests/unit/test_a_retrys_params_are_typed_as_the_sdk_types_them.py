@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_server.compiled_calls import (
     _ELICIT_KEYS,
+    CompiledToolCalls,
     _only_member,
     _surface_params,
     checked_on_surface,
@@ -160,3 +161,41 @@ def test_the_layer_refuses_on_the_surface_what_the_sdk_refuses() -> None:
             accepted_fast += not sdk_refuses
     assert accepted_fast >= 10, "the corpus reaches answers the surface accepts, checked as one member"
     assert refused_fast >= len(OTHER_REFUSALS) + 6, "and answers and params it refuses"
+
+
+def test_a_retry_checked_at_once_is_one_both_checks_accept_and_type_alike() -> None:
+    """`CompiledToolCalls._retry_checked` (a retry of a tool whose resolvers take no Context) accepts
+    only params both of the SDK's checks accept, and hands on what the handler's typing would: the
+    same answers as the same types, the same state and arguments. What it does not accept is left
+    to the two checks (above)."""
+    layer = CompiledToolCalls(MCPServer("t"), {})
+    cases = [
+        (case, params(answers, _meta=meta, **extra))
+        for case, answers in ANSWERS.items()
+        for extra in ({}, {"requestState": "s"}, {"requestState": 5})
+        for meta in (ENVELOPE, META)
+    ]
+    cases += [
+        (case, {**params(ANSWERS["declined"], _meta=ENVELOPE), **other}) for case, other in OTHER_REFUSALS.items()
+    ]
+    cases += [("no answers at all", params(None, _meta=ENVELOPE, requestState="s"))]
+    accepted = declined = 0
+    for case, value in cases:
+        if type(value["name"]) is not str or type(value["arguments"]) is not dict:
+            continue  # what the layer's caller checks first
+        checked = layer._retry_checked(value)
+        if checked is None:
+            declined += 1
+            continue
+        accepted += 1
+        assert not refused_by(lambda v: validate_client_request("tools/call", "2026-07-28", v), value), case
+        expected = typed_by_the_sdk(value)
+        answers, state = checked
+        assert state == expected.request_state, case
+        assert answers == expected.input_responses, case
+        assert [type(a) for a in (answers or {}).values()] == [
+            type(a) for a in (expected.input_responses or {}).values()
+        ], case
+        assert value["arguments"] == expected.arguments, case
+    assert accepted >= 12, "the corpus reaches retries checked at once"
+    assert declined >= 20, "and retries left to the two checks"
