@@ -22,7 +22,10 @@ looks at each of its tools once and compiles the ones it can answer exactly as t
   its handler builds it. A retry's params are checked first by the SDK's two checks, in its
   runner's order (the 2026-07-28 surface's, `checked_on_surface`; the handler's params type,
   `typed_params`), each validating an elicitation's answer as the one member of its
-  ``inputResponses`` union it can be;
+  ``inputResponses`` union it can be; for a tool whose resolvers take no `Context`, a retry both
+  checks would accept is known without running them whole (`_retry_checked`: the envelope checked
+  once, the state a string, each answer validated as those two members), and any other is left to
+  them;
 - a ``str`` it returns becomes the result the SDK builds for it (text content, and the
   ``{"result": ...}`` structured content when the tool declares that output, unconstrained);
   anything else goes through the SDK's own ``convert_result`` and the runner's shaping for the wire
