@@ -27,7 +27,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, CreateMessageResult, SamplingMessage, TextContent
+from mcp_types import CallToolResult, CreateMessageResult, InputRequiredResult, SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
 from approvals.models import Elicitation
@@ -197,6 +197,21 @@ async def resolved_but_lies(tag: Annotated[str, Resolve(upper_label)], label: st
     return 5  # type: ignore[return-value]
 
 
+async def resolver_raises_a_protocol_error() -> str:
+    raise MCPError(code=-32043, message="not from a resolver", data={"why": "fixture"})
+
+
+@fixtures.tool()
+async def resolver_protocol_error(value: Annotated[str, Resolve(resolver_raises_a_protocol_error)]) -> str:
+    return value
+
+
+@fixtures.tool()
+async def asks_by_hand(pick: Annotated[Pick, Resolve(ask_pick)]) -> str:
+    """Its body also returns an `InputRequiredResult` (undeclared): an authoring bug, a crash."""
+    return InputRequiredResult(request_state="mine")  # type: ignore[return-value]
+
+
 async def ask_model(label: str) -> Sample:
     """A resolver that samples the client's model instead of asking the user."""
     return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=f"Name {label}"))], max_tokens=20)
@@ -211,6 +226,8 @@ async def named(label: str, name: Annotated[CreateMessageResult, Resolve(ask_mod
 TOOLSETS = ("conformance", "differential", "payments")
 COMPILED = {
     "brief",
+    "resolver_protocol_error",
+    "asks_by_hand",
     "named",
     "choose",
     "choose_two",
@@ -357,6 +374,7 @@ CORPUS: dict[str, tuple[bytes, dict[str, str], bool]] = {
     "a resolver taking the Context, behind another": (call("asks_in_context", {"label": "x"}), {}, True),
     "a resolver raising a tool error": (call("resolver_fails", {"label": "x"}), {}, True),
     "a resolver crashing": (call("resolver_breaks", {}), {}, True),
+    "a resolver raising a protocol error": (call("resolver_protocol_error", {}), {}, True),
     "resolved, then the conversion refuses": (call("resolved_but_lies", {"label": "x"}), {}, True),
     "a URL-mode step, the client takes no URL mode": (
         call("request_refund", {"order_id": "o-1", "amount": "5.00"}),
@@ -639,6 +657,7 @@ RETRIES: dict[str, tuple[str, dict[str, Any], Any, dict[str, Any] | None, bool]]
         None,
         True,
     ),
+    "accepted, then the body asks by hand": ("asks_by_hand", {}, lambda k: {k[0]: accept({"pick": "b"})}, None, True),
     "sampled": (
         "named",
         {"label": "x"},
@@ -741,12 +760,20 @@ async def test_each_retry_answers_alike(endpoint: tuple[TenantEndpoint, list[Any
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("case", "text"), [("accepted", "x: b"), ("sampled", "x: Ada")])
+@pytest.mark.parametrize(
+    ("case", "text"),
+    [
+        ("accepted", "x: b"),
+        ("sampled", "x: Ada"),
+        ("accepted, then the body asks by hand", "Error executing tool asks_by_hand"),
+    ],
+)
 async def test_a_retry_answered_here_completes_the_call(
     endpoint: tuple[TenantEndpoint, list[Any]], case: str, text: str
 ) -> None:
     """The corpus's answers are compared between the paths; this pins what they are for the call the
-    benchmark makes (and a sampled one), so both paths cannot agree on a wrong answer."""
+    benchmark makes (and a sampled one, and a body that asks by hand: a crash, worded as one), so
+    both paths cannot agree on a wrong answer."""
     app, layers = endpoint
     answers, taken = await two_rounds(app, compiled_layer(layers), case)
     assert answers[2][2]["result"]["content"][0]["text"] == text
@@ -835,6 +862,8 @@ async def test_the_layer_compiles_the_plain_tools_and_only_them(endpoint: tuple[
 
 ROUNDS_WITHOUT_CONTEXT = {
     "choose",
+    "resolver_protocol_error",
+    "asks_by_hand",
     "named",
     "choose_two",
     "choose_or_not",
@@ -883,4 +912,5 @@ async def test_the_corpus_reaches_every_outcome(endpoint: tuple[TenantEndpoint, 
         "error -32601",
         "error -32603",
         "error -32042",
+        "error -32043",
     } <= seen.keys()
