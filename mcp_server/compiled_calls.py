@@ -230,15 +230,18 @@ class CompiledToolCalls:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, compiled: _Compiled, params: dict[str, Any]
     ) -> HandlerResult:
         """A round of a tool with ``Resolve(...)`` parameters: round 1, or a retry carrying answers
-        and the (already verified and unsealed) state. The SDK's `Tool.run` resolves and calls the
-        tool, with the SDK's `Context` built as its handler builds it; only the params it is handed
-        are checked here instead of in the runner, and the result shaped as the plain path does.
+        and the (already verified and unsealed) state. For a tool none of whose resolvers takes the
+        `Context`, `_run_round` runs `Tool.run`'s steps around the SDK's own resolution; for any
+        other, the SDK's `Tool.run` resolves and calls the tool, with the SDK's `Context` built as
+        its handler builds it. Only the params they are handed are checked here instead of in the
+        runner, and the result is shaped as the plain path does.
 
-        Round 1 (a name, object arguments, the envelope) hands the `Context` no params: all it
-        reads of them, ``input_responses`` and ``request_state``, are None on both. A retry's params
-        are checked and typed by the SDK's own two checks, in the runner's order (the per-version
-        surface, then the handler's params type, `typed_params`); anything either refuses goes to
-        the SDK, which words the refusal."""
+        Round 1 (a name, object arguments, the envelope) has no answers or state: all either path
+        reads of its params, ``input_responses`` and ``request_state``, are None. A retry's params
+        are checked at once when `_retry_checked` can tell both of the SDK's checks would accept
+        them (a tool without Context-taking resolvers), and otherwise by those two checks, in the
+        runner's order (the per-version surface, then the handler's params type, `typed_params`);
+        anything either refuses goes to the SDK, which words the refusal."""
         keys = params.keys()
         arguments = params.get("arguments")
         if not keys <= _ROUND_PARAMS or not (arguments is None or type(arguments) is dict):
