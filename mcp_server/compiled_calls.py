@@ -102,7 +102,7 @@ class _Compiled:
     wraps_text: bool
     """The tool declares the SDK's ``{"result": text}`` structured output for its ``str``."""
     resolving: bool = False
-    """The tool has ``Resolve(...)`` parameters: the SDK's `Tool.run` resolves and calls it."""
+    """The tool has ``Resolve(...)`` parameters: its rounds are `_resolving`'s."""
     without_context: bool = False
     """Resolving, and no resolver of it takes the `Context`: its round is run here (`_run_round`)."""
 
@@ -172,9 +172,9 @@ class CompiledToolCalls:
         checked once by that same check (`validate_client_request`) and remembered by its ``repr``
         (of parsed JSON, as exact as its text, and cheaper than dumping it again; keys in another
         order only make another entry): a client sends the same one on every call. With a plain
-        name and object arguments (checked by the caller), nothing else in plain params can fail it."""
-        if meta is None:
-            return True
+        name and object arguments (checked by the caller), nothing else in plain params can fail it.
+        No envelope is not a plain one: the surface requires it (the inbound ladder, reading the
+        version from it, refuses such a call before it gets here)."""
         if type(meta) is not dict or not meta.keys() <= _ENVELOPE_META:
             return False
         key = repr(meta)
@@ -266,9 +266,8 @@ class CompiledToolCalls:
         self._take()
         tool = compiled.tool
         if compiled.without_context:
-            if checked is None and typed is not None:
-                checked = typed.input_responses, typed.request_state
-                arguments = typed.arguments
+            if typed is not None:  # checked in full, not at once
+                arguments, checked = typed.arguments, (typed.input_responses, typed.request_state)
             answers, state = checked or (None, None)
             return await self._run_round(ctx, compiled, arguments, answers, state)
         context = Context(
@@ -302,8 +301,7 @@ class CompiledToolCalls:
         state = params.get("requestState")
         if surface is None or member is None or not (state is None or type(state) is str):
             return None
-        meta = params.get("_meta")
-        if meta is None or not self._plain_envelope(meta):  # the surface requires a retry's envelope
+        if not self._plain_envelope(params.get("_meta")):
             return None
         if params.get("inputResponses") is None:
             return None, state
