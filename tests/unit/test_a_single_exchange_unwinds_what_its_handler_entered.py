@@ -5,11 +5,14 @@ exchange answers, and every answer is the SDK's `serve_one`'s."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 from typing import Any
 
 import pytest
 from mcp.server.connection import Connection
 from mcp.server.mcpserver import MCPServer
+from mcp.server.runner import ServerRunner
 from mcp.server.runner import serve_one as sdk_serve_one
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
@@ -76,3 +79,28 @@ async def test_a_single_exchange_answers_as_the_sdks_does(tool: str) -> None:
         exchange = connection()
         answers.append((await call(serve, server(unwound, exchange), tool, exchange), unwound))
     assert answers[0] == answers[1]
+
+
+def garbage_runners_after(serve: Any, tool: str) -> list[ServerRunner[Any]]:
+    """The `ServerRunner`s the garbage collector finds unreachable after one exchange: what
+    reference counting alone did not free."""
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        exchange = connection()
+        asyncio.run(call(serve, server([], exchange), tool, exchange))
+        del exchange
+        gc.collect()
+        return [found for found in gc.garbage if isinstance(found, ServerRunner)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+@pytest.mark.parametrize("tool", ["plain", "missing"])
+def test_a_single_exchange_leaves_nothing_for_the_garbage_collector(tool: str) -> None:
+    """Our `serve_one` frees its runner, and the request's connection with it, as soon as the
+    exchange answers. The SDK's (pinned, so an SDK that stops doing it says so) caches the runner's
+    own bound method on it, a cycle only the collector frees."""
+    assert garbage_runners_after(sdk.serve_one, tool) == []
+    assert len(garbage_runners_after(sdk_serve_one, tool)) == 1
