@@ -247,34 +247,31 @@ class CompiledToolCalls:
         if not keys <= _ROUND_PARAMS or not (arguments is None or type(arguments) is dict):
             return await call_next(ctx)
         typed: Any = None
-        checked: tuple[dict[str, Any] | None, str | None] | None = None
+        answers: dict[str, Any] | None = None
+        state: str | None = None
         if keys <= _PLAIN_PARAMS:
             if not self._plain_envelope(params.get("_meta")):
                 return await call_next(ctx)
         elif compiled.without_context and (checked := self._retry_checked(params)) is not None:
-            pass
+            answers, state = checked
         else:
             try:
-                answers = elicitation_answers(params)
-                checked_on_surface(self._surface_elicit_result, params, answers)
-                typed = typed_params(self._params_type, self._elicit_result, params, answers)
+                raw = elicitation_answers(params)
+                checked_on_surface(self._surface_elicit_result, params, raw)
+                typed = typed_params(self._params_type, self._elicit_result, params, raw)
             except Exception:
                 return await call_next(ctx)
+            arguments, answers, state = typed.arguments, typed.input_responses, typed.request_state
         # Nothing of the tool, its resolvers included, runs before the round's replay claim is in
         # (a state claimed before raises the frozen refusal here, as in front of the SDK's handler).
         await settle_claim(ctx.method)
         self._take()
-        tool = compiled.tool
         if compiled.without_context:
-            if typed is not None:  # checked in full, not at once
-                arguments, checked = typed.arguments, (typed.input_responses, typed.request_state)
-            answers, state = checked or (None, None)
             return await self._run_round(ctx, compiled, arguments, answers, state)
+        tool = compiled.tool
         context = Context(
             request_context=ctx, mcp_server=self._mcp_server, input_params=typed, subscriptions=self._subscriptions
         )
-        if typed is not None:
-            arguments = typed.arguments
         try:
             value = await tool.run(arguments or {}, context)
         except MCPError:
